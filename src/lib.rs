@@ -1,0 +1,14 @@
+//! hostbench: how good a (cloud) host really is. See docs/design.md for the layers:
+//! front ends (`cli`, `compat`) -> workloads (`workload`, on `measure`) -> `model`
+//! -> renderers (`report`) and orchestration (`suite`).
+
+pub mod cli;
+pub mod compat;
+pub mod host;
+pub mod measure;
+pub mod model;
+pub mod progress;
+pub mod report;
+pub mod suite;
+pub mod units;
+pub mod workload;

@@ -1,0 +1,70 @@
+//! Workloads: each takes a validated spec and an observer and returns an `Outcome`.
+//! A workload knows nothing of terminals, result files or peers' output formats.
+
+pub mod cpu;
+pub mod memory;
+pub mod sched;
+
+use crate::measure::runner::{Interval, RunResult};
+use crate::model::{CpuUse, Outcome, Sample, ThreadStat};
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+/// A spec that cannot run: names the input and what to do instead.
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("{input}: {problem}; {fix}")]
+pub struct SpecError {
+    pub input: String,
+    pub problem: String,
+    pub fix: String,
+}
+
+impl SpecError {
+    pub fn new(input: impl Into<String>, problem: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self {
+            input: input.into(),
+            problem: problem.into(),
+            fix: fix.into(),
+        }
+    }
+}
+
+/// Threads a native run may ask for: enough to oversubscribe, not enough to exhaust
+/// the machine by a typo.
+pub const MAX_THREADS: usize = 4096;
+
+pub fn check_threads(threads: usize) -> Result<(), SpecError> {
+    if threads == 0 || threads > MAX_THREADS {
+        return Err(SpecError::new(
+            format!("threads={threads}"),
+            "thread count out of range",
+            format!("use 1 to {MAX_THREADS}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Copies what every event-loop run reports into the outcome: elapsed time, CPU use,
+/// per-thread totals, interval samples and the interrupted flag.
+pub(crate) fn record_run(outcome: &mut Outcome, run: &RunResult, sample: impl Fn(&Interval) -> BTreeMap<String, f64>) {
+    outcome.elapsed_s = run.elapsed.as_secs_f64();
+    outcome.interrupted |= run.interrupted;
+    outcome.cpu_time = CpuUse {
+        user_s: run.cpu.user_s,
+        system_s: run.cpu.system_s,
+        utilisation: run.cpu.utilisation(run.elapsed),
+    };
+    outcome.threads = run.threads.iter().map(ThreadStat::from).collect();
+    outcome.series = run
+        .intervals
+        .iter()
+        .map(|i| Sample {
+            at_s: i.at.as_secs_f64(),
+            span_s: i.span.as_secs_f64(),
+            values: sample(i),
+        })
+        .collect();
+    if run.interrupted {
+        outcome.note("interrupted: the run was stopped early; figures cover the part that ran");
+    }
+}

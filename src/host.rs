@@ -138,7 +138,10 @@ fn uname() -> (String, String) {
                 .to_string_lossy()
                 .into_owned()
         };
-        (s(&u.nodename), format!("{} {}", s(&u.sysname), s(&u.release)))
+        (
+            s(&u.nodename),
+            format!("{} {}", s(&u.sysname), s(&u.release)),
+        )
     }
 }
 
@@ -155,7 +158,9 @@ fn field_eq(text: &str, key: &str) -> Option<String> {
 }
 
 fn dmi(name: &str) -> String {
-    read(&format!("/sys/class/dmi/id/{name}")).trim().to_string()
+    read(&format!("/sys/class/dmi/id/{name}"))
+        .trim()
+        .to_string()
 }
 
 /// Like systemd-detect-virt, from DMI first (names the hypervisor product), then the
@@ -306,10 +311,15 @@ mod tests {
 
     #[test]
     fn clouds_from_dmi() {
-        assert_eq!(cloud_from_dmi("Amazon EC2 | m5.large").as_deref(), Some("aws"));
         assert_eq!(
-            cloud_from_dmi("Microsoft Corporation | Virtual Machine | 7783-7084-3265-9085-8269-3286-77")
-                .as_deref(),
+            cloud_from_dmi("Amazon EC2 | m5.large").as_deref(),
+            Some("aws")
+        );
+        assert_eq!(
+            cloud_from_dmi(
+                "Microsoft Corporation | Virtual Machine | 7783-7084-3265-9085-8269-3286-77"
+            )
+            .as_deref(),
             Some("azure")
         );
         assert_eq!(cloud_from_dmi("QEMU | Standard PC"), None);

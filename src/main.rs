@@ -1,1 +1,39 @@
-fn main() {}
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    install_interrupt_handler();
+    let mut args: Vec<OsString> = std::env::args_os().collect();
+    // Invoked through a peer's name (a `sysbench -> hostbench` symlink), or as
+    // `hostbench sysbench ...`: the personality takes the rest of the line verbatim.
+    let invoked_as = args
+        .first()
+        .and_then(|a| Path::new(a).file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if let Some(code) = hostbench::compat::dispatch(&invoked_as, &args[1..]) {
+        return code;
+    }
+    if let Some(peer) = args.get(1).map(|a| a.to_string_lossy().into_owned())
+        && let Some(code) = hostbench::compat::dispatch(&peer, &args[2..])
+    {
+        return code;
+    }
+    args[0] = "hostbench".into();
+    hostbench::cli::main(args)
+}
+
+/// First Ctrl-C: stop measuring and report what was measured, marked interrupted.
+/// Second: leave at once.
+fn install_interrupt_handler() {
+    let result = ctrlc::set_handler(|| {
+        if hostbench::measure::stop_requested() {
+            std::process::exit(130);
+        }
+        hostbench::measure::request_stop();
+    });
+    if let Err(e) = result {
+        eprintln!("hostbench: warning: Ctrl-C will end the run without a report ({e})");
+    }
+}

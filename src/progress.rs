@@ -1,1 +1,90 @@
+//! Progress on a terminal: a bar on stderr while a native run lasts, nothing when
+//! stderr is piped or redirected, so output files and pipes stay clean.
 
+use crate::measure::runner::Observer;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// What "done" means for the bar.
+#[derive(Debug, Clone, Copy)]
+pub enum Expect {
+    /// The run ends after this long (a time limit).
+    Time(Duration),
+    /// The run ends after this many units (events, passes, sizes).
+    Units(u64),
+}
+
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    expect: Expect,
+    /// Runs made of several measurements report time and units per measurement;
+    /// when they go backwards a new one began, and what the last one reached is kept.
+    base: AtomicU64,
+    last: AtomicU64,
+}
+
+impl Progress {
+    /// A bar labelled `label`, shown only when stderr is a terminal.
+    pub fn new(label: &str, expect: Expect) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let len = match expect {
+                Expect::Time(d) => d.as_millis() as u64,
+                Expect::Units(n) => n,
+            };
+            let bar = ProgressBar::with_draw_target(Some(len.max(1)), ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template("{prefix:>12} [{bar:30}] {percent:>3}%  {elapsed}")
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            );
+            bar.set_prefix(label.to_string());
+            bar
+        });
+        Self {
+            bar,
+            expect,
+            base: AtomicU64::new(0),
+            last: AtomicU64::new(0),
+        }
+    }
+
+    /// A bar that never draws (piped output, or a personality that prints its own).
+    pub fn hidden() -> Self {
+        Self {
+            bar: None,
+            expect: Expect::Units(1),
+            base: AtomicU64::new(0),
+            last: AtomicU64::new(0),
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Observer for Progress {
+    fn tick(&self, elapsed: Duration, units: u64) {
+        if let Some(bar) = &self.bar {
+            let now = match self.expect {
+                Expect::Time(_) => elapsed.as_millis() as u64,
+                Expect::Units(_) => units,
+            };
+            let last = self.last.swap(now, Ordering::Relaxed);
+            if now < last {
+                self.base.fetch_add(last, Ordering::Relaxed);
+            }
+            bar.set_position(self.base.load(Ordering::Relaxed) + now);
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}

@@ -14,7 +14,10 @@ pub enum UnitError {
     #[error("'{0}' is empty; give a number such as 8K or 10s")]
     Empty(String),
     #[error("'{input}' is not a number followed by a unit ({expected})")]
-    Malformed { input: String, expected: &'static str },
+    Malformed {
+        input: String,
+        expected: &'static str,
+    },
     #[error("'{input}' has an unknown unit '{suffix}' (use {expected})")]
     UnknownSuffix {
         input: String,

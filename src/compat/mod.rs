@@ -1,1 +1,20 @@
+//! Personalities: the peers' own command lines and output layouts, one file (or
+//! folder) per peer. They translate to workload specs and render outcomes; no
+//! measurement logic lives here.
+
 pub mod sysbench;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+/// Runs the personality called `name` on `args`, if there is one by that name.
+pub fn dispatch(name: &str, args: &[OsString]) -> Option<ExitCode> {
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    match name {
+        "sysbench" => Some(sysbench::main(&args)),
+        _ => None,
+    }
+}

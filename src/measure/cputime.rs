@@ -39,7 +39,11 @@ impl CpuTime {
     /// Busy CPUs over a wall-clock span: 2.0 means two cores fully used.
     pub fn utilisation(&self, wall: Duration) -> f64 {
         let wall = wall.as_secs_f64();
-        if wall > 0.0 { self.total_s() / wall } else { 0.0 }
+        if wall > 0.0 {
+            self.total_s() / wall
+        } else {
+            0.0
+        }
     }
 }
 

@@ -125,7 +125,10 @@ impl Histogram {
     /// Adds `other`'s counts. Layouts must match: merging differently bucketed
     /// histograms would silently move samples.
     pub fn merge(&mut self, other: &Histogram) {
-        assert_eq!(self.layout, other.layout, "merging histograms of different layouts");
+        assert_eq!(
+            self.layout, other.layout,
+            "merging histograms of different layouts"
+        );
         for (a, b) in self.counts.iter_mut().zip(&other.counts) {
             *a += b;
         }

@@ -88,6 +88,9 @@ mod tests {
         for _ in 0..80_000 {
             hits[r.below(8)] += 1;
         }
-        assert!(hits.iter().all(|&h| (9_000..11_000).contains(&h)), "{hits:?}");
+        assert!(
+            hits.iter().all(|&h| (9_000..11_000).contains(&h)),
+            "{hits:?}"
+        );
     }
 }

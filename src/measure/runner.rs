@@ -128,7 +128,9 @@ impl RunResult {
 
     /// Integer nanoseconds, as sysbench divides.
     pub fn mean_ns(&self) -> u64 {
-        self.latency_sum_ns().checked_div(self.events()).unwrap_or(0)
+        self.latency_sum_ns()
+            .checked_div(self.events())
+            .unwrap_or(0)
     }
 }
 
@@ -379,7 +381,11 @@ mod tests {
         );
         assert!(r.elapsed >= Duration::from_millis(200));
         // An event started before the deadline completes; none starts after it.
-        assert!(r.elapsed < Duration::from_millis(200 + 10 + 150), "{:?}", r.elapsed);
+        assert!(
+            r.elapsed < Duration::from_millis(200 + 10 + 150),
+            "{:?}",
+            r.elapsed
+        );
         // 2 threads x ~20 events; generous bounds for a loaded machine.
         assert!((4..=42).contains(&r.events()), "{}", r.events());
         assert!(r.min_ns() >= 10_000_000);
@@ -397,7 +403,10 @@ mod tests {
     fn worker_quota_ends_the_run() {
         let opts = options(2, None, None);
         let r = run(&opts, vec![Quota(10), Quota(20)], &Quiet);
-        assert_eq!(r.threads.iter().map(|t| t.events).collect::<Vec<_>>(), [10, 20]);
+        assert_eq!(
+            r.threads.iter().map(|t| t.events).collect::<Vec<_>>(),
+            [10, 20]
+        );
         let (sum, mean) = (r.latency_sum_ns(), r.mean_ns());
         assert_eq!(mean, sum / 30);
     }
@@ -435,6 +444,9 @@ mod tests {
     fn zero_events_report_zero_latency() {
         let opts = options(1, None, Some(0));
         let r = run(&opts, vec![Quota(5)], &Quiet);
-        assert_eq!((r.events(), r.min_ns(), r.max_ns(), r.mean_ns()), (0, 0, 0, 0));
+        assert_eq!(
+            (r.events(), r.min_ns(), r.max_ns(), r.mean_ns()),
+            (0, 0, 0, 0)
+        );
     }
 }

@@ -1,1 +1,3 @@
+//! Orchestration: the main job (`hostbench run`) and, later, soak, compare and limits.
 
+pub mod run;

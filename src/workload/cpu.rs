@@ -34,7 +34,11 @@ impl CpuSpec {
             ));
         }
         if self.threads.is_empty() {
-            return Err(SpecError::new("threads", "no thread count given", "give e.g. 1, 4 or all"));
+            return Err(SpecError::new(
+                "threads",
+                "no thread count given",
+                "give e.g. 1, 4 or all",
+            ));
         }
         self.threads.iter().try_for_each(|&t| check_threads(t))
     }
@@ -148,7 +152,8 @@ pub fn run(spec: &CpuSpec, observer: &dyn Observer) -> Result<Outcome, SpecError
             single_thread_eps = Some(eps);
         } else if let Some(single) = single_thread_eps.filter(|s| *s > 0.0) {
             let efficiency = eps / (threads as f64 * single);
-            outcome.push(Metric::new("scaling_efficiency", efficiency, Unit::Ratio).threads(threads));
+            outcome
+                .push(Metric::new("scaling_efficiency", efficiency, Unit::Ratio).threads(threads));
             if efficiency < 0.85 && threads <= outcome.host.logical_cpus {
                 outcome.note(format!(
                     "{threads} threads reached only {:.0} % of {threads}x the single-thread rate: \
@@ -209,6 +214,11 @@ mod tests {
             max_prime: 2,
             ..spec
         };
-        assert!(spec.validate().unwrap_err().to_string().contains("max-prime=2"));
+        assert!(
+            spec.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("max-prime=2")
+        );
     }
 }

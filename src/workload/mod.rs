@@ -20,7 +20,11 @@ pub struct SpecError {
 }
 
 impl SpecError {
-    pub fn new(input: impl Into<String>, problem: impl Into<String>, fix: impl Into<String>) -> Self {
+    pub fn new(
+        input: impl Into<String>,
+        problem: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
         Self {
             input: input.into(),
             problem: problem.into(),
@@ -46,7 +50,11 @@ pub fn check_threads(threads: usize) -> Result<(), SpecError> {
 
 /// Copies what every event-loop run reports into the outcome: elapsed time, CPU use,
 /// per-thread totals, interval samples and the interrupted flag.
-pub(crate) fn record_run(outcome: &mut Outcome, run: &RunResult, sample: impl Fn(&Interval) -> BTreeMap<String, f64>) {
+pub(crate) fn record_run(
+    outcome: &mut Outcome,
+    run: &RunResult,
+    sample: impl Fn(&Interval) -> BTreeMap<String, f64>,
+) {
     outcome.elapsed_s = run.elapsed.as_secs_f64();
     outcome.interrupted |= run.interrupted;
     outcome.cpu_time = CpuUse {

@@ -36,7 +36,11 @@ pub struct MutexSpec {
 
 fn positive(name: &str, v: u64) -> Result<(), SpecError> {
     if v == 0 {
-        return Err(SpecError::new(format!("{name}=0"), "must be positive", "use 1 or more"));
+        return Err(SpecError::new(
+            format!("{name}=0"),
+            "must be positive",
+            "use 1 or more",
+        ));
     }
     Ok(())
 }
@@ -91,12 +95,31 @@ impl EventWorker for LockWorker {
     }
 }
 
-fn finish(name: &str, spec_json: serde_json::Value, result: &runner::RunResult, percentiles: &[f64], threads: usize) -> Outcome {
+fn finish(
+    name: &str,
+    spec_json: serde_json::Value,
+    result: &runner::RunResult,
+    percentiles: &[f64],
+    threads: usize,
+) -> Outcome {
     let mut outcome = Outcome::new(name, spec_json, HostInfo::detect());
     let mut ps = STANDARD_PERCENTILES.to_vec();
-    ps.extend(percentiles.iter().filter(|p| !STANDARD_PERCENTILES.contains(p)));
-    record_run(&mut outcome, result, |i| BTreeMap::from([("events_per_sec".into(), i.events_per_sec())]));
-    outcome.push(Metric::new("events_per_sec", result.events_per_sec(), Unit::EventsPerSec).threads(threads));
+    ps.extend(
+        percentiles
+            .iter()
+            .filter(|p| !STANDARD_PERCENTILES.contains(p)),
+    );
+    record_run(&mut outcome, result, |i| {
+        BTreeMap::from([("events_per_sec".into(), i.events_per_sec())])
+    });
+    outcome.push(
+        Metric::new(
+            "events_per_sec",
+            result.events_per_sec(),
+            Unit::EventsPerSec,
+        )
+        .threads(threads),
+    );
     outcome.push(Metric::new("events", result.events() as f64, Unit::Count).threads(threads));
     outcome.latency = Some(Latency::from_run(result, &ps));
     outcome
@@ -117,13 +140,23 @@ pub fn run_threads(spec: &ThreadsSpec, observer: &dyn Observer) -> Result<Outcom
         .collect();
     let result = runner::run(&spec.run, workers, observer);
     let json = serde_json::to_value(spec).unwrap_or_default();
-    Ok(finish("threads", json, &result, &spec.percentiles, spec.threads))
+    Ok(finish(
+        "threads",
+        json,
+        &result,
+        &spec.percentiles,
+        spec.threads,
+    ))
 }
 
 pub fn run_mutex(spec: &MutexSpec, observer: &dyn Observer) -> Result<Outcome, SpecError> {
     check_threads(spec.threads)?;
     positive("mutex-num", spec.mutexes as u64)?;
-    let mutexes = Arc::new((0..spec.mutexes).map(|_| PaddedMutex(Mutex::new(()))).collect::<Vec<_>>());
+    let mutexes = Arc::new(
+        (0..spec.mutexes)
+            .map(|_| PaddedMutex(Mutex::new(())))
+            .collect::<Vec<_>>(),
+    );
     let shared = Arc::new(AtomicU64::new(0));
     let workers = (0..spec.threads)
         .map(|t| LockWorker {
@@ -137,7 +170,13 @@ pub fn run_mutex(spec: &MutexSpec, observer: &dyn Observer) -> Result<Outcome, S
         .collect();
     let result = runner::run(&spec.run, workers, observer);
     let json = serde_json::to_value(spec).unwrap_or_default();
-    Ok(finish("mutex", json, &result, &spec.percentiles, spec.threads))
+    Ok(finish(
+        "mutex",
+        json,
+        &result,
+        &spec.percentiles,
+        spec.threads,
+    ))
 }
 
 #[cfg(test)]

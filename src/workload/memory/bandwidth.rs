@@ -129,13 +129,19 @@ pub fn run(spec: &BandwidthSpec, observer: &dyn Observer) -> Result<Outcome, Spe
                 })
             })
             .collect();
-        let results: Vec<_> = handles.into_iter().map(|h| h.join().expect("bandwidth worker panicked")).collect();
+        let results: Vec<_> = handles
+            .into_iter()
+            .map(|h| h.join().expect("bandwidth worker panicked"))
+            .collect();
         let valid = results.iter().all(|r| r.1);
-        (results.into_iter().next().map(|r| r.0).unwrap_or_default(), valid)
+        (
+            results.into_iter().next().map(|r| r.0).unwrap_or_default(),
+            valid,
+        )
     });
     let elapsed = start.elapsed();
 
-    let mut outcome = Outcome::new("memory", serde_json::to_value(spec).unwrap_or_default(), host);
+    let mut outcome = Outcome::new("memory", super::spec_json(spec, "bandwidth"), host);
     outcome.elapsed_s = elapsed.as_secs_f64();
     let cpu = CpuTime::now().since(&cpu_before);
     outcome.cpu_time = CpuUse {
@@ -147,7 +153,11 @@ pub fn run(spec: &BandwidthSpec, observer: &dyn Observer) -> Result<Outcome, Spe
     let ws = working_set(3 * elements as u64 * 8, &outcome.host);
     for (k, (name, bytes_per_element)) in KERNELS.iter().enumerate() {
         // Skip the warm-up pass when there is more than one.
-        let timed: Vec<f64> = times.iter().skip(usize::from(times.len() > 1)).map(|row| row[k]).collect();
+        let timed: Vec<f64> = times
+            .iter()
+            .skip(usize::from(times.len() > 1))
+            .map(|row| row[k])
+            .collect();
         let Some(best) = timed.iter().copied().filter(|t| *t > 0.0).reduce(f64::min) else {
             continue;
         };
@@ -172,7 +182,8 @@ pub fn run(spec: &BandwidthSpec, observer: &dyn Observer) -> Result<Outcome, Spe
         outcome.note("validation FAILED: the arrays do not hold the expected values; do not trust these figures");
     }
     if outcome.interrupted {
-        outcome.note("interrupted: the run was stopped early; figures cover the passes that finished");
+        outcome
+            .note("interrupted: the run was stopped early; figures cover the passes that finished");
     }
     Ok(outcome)
 }
@@ -230,10 +241,18 @@ mod tests {
             iterations: 3,
         };
         let out = run(&spec, &crate::measure::runner::Quiet).unwrap();
-        let kernels: Vec<_> = out.metrics.iter().filter_map(|m| m.variant.clone()).collect();
+        let kernels: Vec<_> = out
+            .metrics
+            .iter()
+            .filter_map(|m| m.variant.clone())
+            .collect();
         assert_eq!(kernels, ["copy", "scale", "add", "triad"]);
         assert!(out.metrics.iter().all(|m| m.value > 0.0));
-        assert!(!out.notes.iter().any(|n| n.contains("FAILED")), "{:?}", out.notes);
+        assert!(
+            !out.notes.iter().any(|n| n.contains("FAILED")),
+            "{:?}",
+            out.notes
+        );
     }
 
     #[test]

@@ -252,9 +252,13 @@ pub fn run(spec: &BlockSpec, observer: &dyn Observer) -> Result<Outcome, SpecErr
     }
 
     let result = runner::run(&spec.run, workers, observer);
-    let mut outcome = Outcome::new("memory", serde_json::to_value(spec).unwrap_or_default(), host);
+    let mut outcome = Outcome::new("memory", super::spec_json(spec, "block"), host);
     let mut percentiles = STANDARD_PERCENTILES.to_vec();
-    percentiles.extend(spec.percentiles.iter().filter(|p| !STANDARD_PERCENTILES.contains(p)));
+    percentiles.extend(
+        spec.percentiles
+            .iter()
+            .filter(|p| !STANDARD_PERCENTILES.contains(p)),
+    );
     let block = spec.block_size as f64;
     record_run(&mut outcome, &result, |i| {
         BTreeMap::from([
@@ -264,18 +268,29 @@ pub fn run(spec: &BlockSpec, observer: &dyn Observer) -> Result<Outcome, SpecErr
     });
     let ws = working_set(spec.working_set_bytes(), &outcome.host);
     let threads = spec.threads;
-    outcome.push(Metric::new("ops_per_sec", result.events_per_sec(), Unit::OpsPerSec).threads(threads));
+    outcome.push(
+        Metric::new("ops_per_sec", result.events_per_sec(), Unit::OpsPerSec).threads(threads),
+    );
     outcome.push(Metric::new("operations", result.events() as f64, Unit::Count).threads(threads));
     if spec.oper != Oper::None {
         outcome.push(
-            Metric::new("bytes_per_sec", result.events_per_sec() * block, Unit::BytesPerSec)
-                .threads(threads)
-                .working_set(ws)
-                .variant(&format!("{:?}-{:?}", spec.access, spec.oper).to_lowercase()),
+            Metric::new(
+                "bytes_per_sec",
+                result.events_per_sec() * block,
+                Unit::BytesPerSec,
+            )
+            .threads(threads)
+            .working_set(ws)
+            .variant(&format!("{:?}-{:?}", spec.access, spec.oper).to_lowercase()),
         );
     }
     outcome.push(
-        Metric::new("bytes_transferred", result.events() as f64 * block, Unit::Bytes).threads(threads),
+        Metric::new(
+            "bytes_transferred",
+            result.events() as f64 * block,
+            Unit::Bytes,
+        )
+        .threads(threads),
     );
     outcome.latency = Some(Latency::from_run(&result, &percentiles));
     if ws.tier != Tier::Dram {
@@ -353,7 +368,9 @@ mod tests {
         for _ in 0..50 {
             rnd_write(buf.words(), 1024, &mut rng);
         }
-        let touched = (0..1024).filter(|&k| unsafe { *buf.words().add(k) } != 0).count();
+        let touched = (0..1024)
+            .filter(|&k| unsafe { *buf.words().add(k) } != 0)
+            .count();
         assert!(touched > 900, "{touched}");
     }
 
@@ -368,7 +385,11 @@ mod tests {
 
     #[test]
     fn in_cache_results_say_so() {
-        let out = run(&spec(Oper::Read, Access::Seq, Scope::Global, 1), &runner::Quiet).unwrap();
+        let out = run(
+            &spec(Oper::Read, Access::Seq, Scope::Global, 1),
+            &runner::Quiet,
+        )
+        .unwrap();
         let m = out.metric("bytes_per_sec", None).unwrap();
         assert_ne!(m.working_set.unwrap().tier, Tier::Dram);
         assert!(out.notes.iter().any(|n| n.contains("not memory bandwidth")));

@@ -160,7 +160,7 @@ pub fn run(spec: &LatencySpec, observer: &dyn Observer) -> Result<Outcome, SpecE
         Some(s) => Xoroshiro128Plus::seeded(s),
         None => Xoroshiro128Plus::from_entropy(0),
     };
-    let mut outcome = Outcome::new("memory", serde_json::to_value(spec).unwrap_or_default(), host);
+    let mut outcome = Outcome::new("memory", super::spec_json(spec, "latency"), host);
     let start = Instant::now();
     let cpu_before = CpuTime::now();
     for (done, &size) in sizes.iter().enumerate() {
@@ -170,11 +170,19 @@ pub fn run(spec: &LatencySpec, observer: &dyn Observer) -> Result<Outcome, SpecE
             break;
         }
         let chain = Chain::new(size, &mut rng).ok_or_else(|| {
-            SpecError::new(format!("size={}", format_bytes(size)), "allocation failed", "use a smaller size")
+            SpecError::new(
+                format!("size={}", format_bytes(size)),
+                "allocation failed",
+                "use a smaller size",
+            )
         })?;
         let ns = measure(&chain, spec.time_per_size);
         let ws = working_set(size, &outcome.host);
-        outcome.push(Metric::new("load_latency", ns, Unit::Nanoseconds).threads(1).working_set(ws));
+        outcome.push(
+            Metric::new("load_latency", ns, Unit::Nanoseconds)
+                .threads(1)
+                .working_set(ws),
+        );
         observer.tick(start.elapsed(), done as u64 + 1);
     }
     let elapsed = start.elapsed();

@@ -73,3 +73,12 @@ mod tests {
         assert_eq!(tier_of(1 << 20, &HostInfo::default()), Tier::Llc);
     }
 }
+
+/// The spec as JSON with the mode named, so a stored result says which view it is.
+fn spec_json<S: serde::Serialize>(spec: &S, mode: &str) -> serde_json::Value {
+    let mut v = serde_json::to_value(spec).unwrap_or_default();
+    if let Some(map) = v.as_object_mut() {
+        map.insert("mode".into(), mode.into());
+    }
+    v
+}

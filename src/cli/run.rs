@@ -1,0 +1,55 @@
+use super::{CliError, finished};
+use crate::measure::stop_requested;
+use crate::progress::{Expect, Progress};
+use crate::report;
+use crate::report::table::Table;
+use crate::suite::run::{Profile, plan, summarise};
+use clap::Args;
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// quick (about a minute), standard (about 10 minutes) or full (about an hour).
+    #[arg(long, value_enum, default_value = "quick")]
+    profile: Profile,
+    /// Print all results and the summary as one JSON document.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let steps = plan(args.profile, cpus);
+    let mut outcomes = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        if stop_requested() {
+            break;
+        }
+        let label = format!("{}/{} {}", i + 1, steps.len(), step.label());
+        let progress = Progress::new(&label, Expect::Time(step.estimate()));
+        let outcome = step.run(&progress)?;
+        progress.finish();
+        if !args.json {
+            println!("{}", report::text::outcome(&outcome));
+        }
+        outcomes.push(outcome);
+    }
+    let summary = summarise(&outcomes);
+    if args.json {
+        println!("{}", report::json::document(&outcomes, &summary));
+    } else {
+        let mut table = Table::new(&["area", "result", "verdict"], &[false, false, false]);
+        for line in &summary {
+            table.row(vec![
+                line.area.clone(),
+                line.headline.clone(),
+                line.verdict.clone(),
+            ]);
+        }
+        println!("Summary ({:?} profile)", args.profile);
+        print!("{}", table.render("  "));
+    }
+    Ok(finished(
+        outcomes.iter().any(|o| o.interrupted) || stop_requested(),
+    ))
+}

@@ -48,9 +48,5 @@ pub fn general() -> String {
 }
 
 pub fn test(name: &str, defs: &[Def]) -> String {
-    format!(
-        "{}{name} options:\n{}\n",
-        super::report::banner(),
-        section(defs)
-    )
+    format!("{name} options:\n{}\n", section(defs))
 }

@@ -40,6 +40,15 @@ pub fn working_set(bytes: u64, host: &HostInfo) -> WorkingSet {
     }
 }
 
+/// The spec as JSON with the mode named, so a stored result says which view it is.
+fn spec_json<S: serde::Serialize>(spec: &S, mode: &str) -> serde_json::Value {
+    let mut v = serde_json::to_value(spec).unwrap_or_default();
+    if let Some(map) = v.as_object_mut() {
+        map.insert("mode".into(), mode.into());
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,13 +81,4 @@ mod tests {
         assert_eq!(tier_of(1 << 30, &h), Tier::Dram);
         assert_eq!(tier_of(1 << 20, &HostInfo::default()), Tier::Llc);
     }
-}
-
-/// The spec as JSON with the mode named, so a stored result says which view it is.
-fn spec_json<S: serde::Serialize>(spec: &S, mode: &str) -> serde_json::Value {
-    let mut v = serde_json::to_value(spec).unwrap_or_default();
-    if let Some(map) = v.as_object_mut() {
-        map.insert("mode".into(), mode.into());
-    }
-    v
 }

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# hostbench's sysbench personality against Debian's sysbench 1.0.20, side by side:
+# each case runs the two alternately RUNS times; prints the medians and their ratio
+# (hostbench / sysbench). Target: every ratio within 0.97-1.03.
+#
+#   bench/sysbench-ratio.sh            # 3 runs of 5 s per tool and case
+#   RUNS=5 TIME=10 bench/sysbench-ratio.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-3}
+TIME=${TIME:-5}
+HOSTBENCH=${HOSTBENCH:-target/release/hostbench}
+command -v sysbench >/dev/null || { echo "sysbench is not installed (apt-get install sysbench)" >&2; exit 2; }
+[ -x "$HOSTBENCH" ] || cargo build --release --quiet
+
+# case name | sysbench arguments | what to read from the report
+cases=(
+  "cpu prime 10000, 1 thread|--threads=1 --time=$TIME cpu --cpu-max-prime=10000 run|eps"
+  "cpu prime 10000, 2 threads|--threads=2 --time=$TIME cpu --cpu-max-prime=10000 run|eps"
+  "cpu prime 20000, 1 thread|--threads=1 --time=$TIME cpu --cpu-max-prime=20000 run|eps"
+  "cpu prime 20000, 2 threads|--threads=2 --time=$TIME cpu --cpu-max-prime=20000 run|eps"
+  "memory 8K rnd read|--time=$TIME memory --memory-block-size=8K --memory-total-size=0 --memory-oper=read --memory-access-mode=rnd run|mib"
+  "memory 8K seq write|--time=$TIME memory --memory-block-size=8K --memory-total-size=0 --memory-oper=write run|mib"
+  "memory 1M seq write|--time=$TIME memory --memory-block-size=1M --memory-total-size=0 --memory-oper=write run|mib"
+)
+
+extract() { # $1 = eps|mib, report on stdin
+  case $1 in
+    eps) awk '/events per second:/ {print $4}' ;;
+    mib) sed -n 's/.*MiB transferred (\([0-9.]*\) MiB\/sec).*/\1/p' ;;
+  esac
+}
+
+median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+
+printf '%-28s %14s %14s %8s\n' "case" "hostbench" "sysbench" "ratio"
+for c in "${cases[@]}"; do
+  IFS='|' read -r name args what <<<"$c"
+  hb=(); sb=()
+  for _ in $(seq "$RUNS"); do
+    # shellcheck disable=SC2086
+    hb+=("$("$HOSTBENCH" sysbench $args | extract "$what")")
+    # shellcheck disable=SC2086
+    sb+=("$(sysbench $args | extract "$what")")
+  done
+  mh=$(printf '%s\n' "${hb[@]}" | median)
+  ms=$(printf '%s\n' "${sb[@]}" | median)
+  printf '%-28s %14.2f %14.2f %8.3f   (hostbench: %s; sysbench: %s)\n' "$name" "$mh" "$ms" \
+    "$(awk -v a="$mh" -v b="$ms" 'BEGIN {print a/b}')" "${hb[*]}" "${sb[*]}"
+done

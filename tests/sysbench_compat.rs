@@ -1,0 +1,466 @@
+//! The sysbench personality: every sysbench cpu/memory line of COMPAT.md (with a short
+//! --time), sysbench's fields and their arithmetic, its messages for bad input, and the
+//! report's line structure against Debian's real sysbench on the same command.
+
+mod common;
+use common::*;
+use std::process::Output;
+
+fn sysbench(args: &[&str]) -> Output {
+    let mut full = vec!["sysbench"];
+    full.extend_from_slice(args);
+    run(&full)
+}
+
+/// Checks the generic report and returns (events, total time, eps-or-0).
+fn check_general_report(text: &str) -> (f64, f64) {
+    for field in [
+        "General statistics:",
+        "Latency (ms):",
+        "         min:",
+        "         avg:",
+        "         max:",
+        "         95th percentile:",
+        "         sum:",
+        "Threads fairness:",
+        "    events (avg/stddev):",
+        "    execution time (avg/stddev):",
+    ] {
+        assert!(text.contains(field), "missing {field:?} in:\n{text}");
+    }
+    let events = number_after(text, "total number of events:");
+    let time = number_after(text, "total time:");
+    assert!(events > 0.0 && time > 0.0, "{text}");
+    let min = number_after(text, "min:");
+    let max = number_after(text, "max:");
+    assert!(min <= max, "{text}");
+    (events, time)
+}
+
+/// COMPAT.md: `sysbench --threads=4 --time=60 --report-interval=5 cpu run`, shortened.
+#[test]
+fn cpu_with_threads_and_intervals() {
+    let out = sysbench(&[
+        "--threads=4",
+        "--time=3",
+        "--report-interval=1",
+        "cpu",
+        "run",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("sysbench 1.0.20 "), "{text}");
+    assert!(text.contains("Number of threads: 4\nReport intermediate results every 1 second(s)\n"));
+    let intervals: Vec<&str> = text.lines().filter(|l| l.starts_with("[ ")).collect();
+    assert!((1..=3).contains(&intervals.len()), "{text}");
+    assert!(
+        intervals[0].starts_with("[ 1s ] thds: "),
+        "{}",
+        intervals[0]
+    );
+    assert!(intervals[0].contains(" eps: ") && intervals[0].contains(" lat (ms,95%): "));
+    let eps = number_after(&text, "events per second:");
+    let (events, time) = check_general_report(&text);
+    assert!(
+        (events / time / eps - 1.0).abs() < 0.01,
+        "eps {eps} != {events}/{time}"
+    );
+    let fairness = number_after(&text, "events (avg/stddev):");
+    assert!((fairness * 4.0 - events).abs() < 1.0);
+}
+
+/// COMPAT.md: `sysbench cpu --cpu-max-prime=20000 run`.
+#[test]
+fn cpu_max_prime() {
+    let out = sysbench(&["cpu", "--cpu-max-prime=20000", "--time=1", "run"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(text.contains("Prime numbers limit: 20000\n"), "{text}");
+    assert!(
+        text.contains("CPU speed:\n    events per second:"),
+        "{text}"
+    );
+    check_general_report(&text);
+}
+
+fn check_memory(args: &[&str], block: f64, header: &str) {
+    let out = sysbench(args);
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains(header), "{header:?} not in:\n{text}");
+    let ops = number_after(&text, "Total operations:");
+    let per_sec = text
+        .lines()
+        .find(|l| l.starts_with("Total operations:"))
+        .unwrap();
+    assert!(per_sec.ends_with(" per second)"), "{per_sec}");
+    let line = text
+        .lines()
+        .find(|l| l.contains("MiB transferred ("))
+        .expect("MiB line");
+    let transferred: f64 = line.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(
+        (transferred - ops * block / 1048576.0).abs() < 0.01,
+        "{line}"
+    );
+    assert!(line.ends_with(" MiB/sec)"), "{line}");
+    let (events, _) = check_general_report(&text);
+    assert_eq!(events, ops);
+}
+
+/// COMPAT.md's three memory lines (time-bounded where the total would take long).
+#[test]
+fn memory_lines_from_compat() {
+    check_memory(
+        &[
+            "memory",
+            "--memory-block-size=8K",
+            "--memory-total-size=10G",
+            "--memory-oper=read",
+            "--memory-access-mode=rnd",
+            "--time=1",
+            "run",
+        ],
+        8192.0,
+        "  block size: 8KiB\n  total size: 10240MiB\n  operation: read\n  scope: global\n",
+    );
+    check_memory(
+        &[
+            "memory",
+            "--memory-block-size=8K",
+            "--memory-total-size=10G",
+            "--memory-oper=write",
+            "--time=1",
+            "run",
+        ],
+        8192.0,
+        "operation: write",
+    );
+    check_memory(
+        &[
+            "memory",
+            "--memory-block-size=1M",
+            "--memory-total-size=2G",
+            "--memory-oper=write",
+            "run",
+        ],
+        1048576.0,
+        "  block size: 1024KiB\n  total size: 2048MiB\n",
+    );
+}
+
+#[test]
+fn memory_quota_is_exact() {
+    let out = sysbench(&[
+        "--threads=2",
+        "memory",
+        "--memory-block-size=4K",
+        "--memory-total-size=40M",
+        "run",
+    ]);
+    let text = stdout(&out);
+    assert_eq!(number_after(&text, "Total operations:"), 10240.0, "{text}");
+}
+
+#[test]
+fn deprecated_options_warn_and_work() {
+    let out = sysbench(&["--test=cpu", "--max-time=1", "--max-requests=0", "run"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("WARNING: the --test option is deprecated."));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("WARNING: --max-time is deprecated, use --time instead\nsysbench 1.0.20"),
+        "{text}"
+    );
+    assert!(number_after(&text, "total time:") < 3.0);
+    let out = sysbench(&[
+        "--num-threads=2",
+        "--max-requests=50",
+        "--max-time=0",
+        "cpu",
+        "run",
+    ]);
+    let text = stdout(&out);
+    assert!(text.contains("WARNING: --num-threads is deprecated"));
+    assert!(text.contains("Number of threads: 2"));
+    assert_eq!(number_after(&text, "total number of events:"), 50.0);
+}
+
+#[test]
+fn percentile_histogram_and_verbosity() {
+    let text = stdout(&sysbench(&[
+        "cpu",
+        "--time=1",
+        "--percentile=99",
+        "--histogram",
+        "run",
+    ]));
+    assert!(text.contains("         99th percentile:"), "{text}");
+    assert!(text.contains("Latency histogram (values are in milliseconds)\n       value  ------------- distribution ------------- count\n"));
+    assert!(text.contains("\n \nCPU speed:"), "{text}");
+    let text = stdout(&sysbench(&["cpu", "--time=1", "--percentile=0", "run"]));
+    assert!(text.contains("         percentile stats:               disabled\n"));
+    let quiet = sysbench(&["cpu", "--time=1", "--verbosity=0", "run"]);
+    assert!(quiet.status.success());
+    assert_eq!(stdout(&quiet), "");
+    let loud = stdout(&sysbench(&[
+        "--threads=2",
+        "cpu",
+        "--time=1",
+        "--verbosity=5",
+        "run",
+    ]));
+    assert!(
+        loud.contains("DEBUG: Worker thread (#1) initialized\nThreads started!"),
+        "{loud}"
+    );
+    assert!(
+        loud.contains(
+            "Time limit exceeded, exiting...\n(last message repeated 1 times)\nDone.\n\n"
+        ),
+        "{loud}"
+    );
+}
+
+#[test]
+fn threads_and_mutex_tests() {
+    let text = stdout(&sysbench(&[
+        "--threads=2",
+        "--time=1",
+        "threads",
+        "--thread-yields=100",
+        "run",
+    ]));
+    assert!(
+        text.contains("Threads started!\n\n\nGeneral statistics:"),
+        "{text}"
+    );
+    check_general_report(&text);
+    let text = stdout(&sysbench(&[
+        "--threads=2",
+        "mutex",
+        "--mutex-locks=2000",
+        "run",
+    ]));
+    let (events, _) = check_general_report(&text);
+    assert_eq!(events, 2.0);
+}
+
+#[test]
+fn help_and_version() {
+    let out = sysbench(&["--version"]);
+    assert_eq!(stdout(&out), "sysbench 1.0.20\n");
+    let text = stdout(&sysbench(&["--help"]));
+    assert!(text.starts_with("Usage:\n  sysbench [options]... [testname] [command]\n"));
+    assert!(
+        text.contains("  --threads=N ")
+            && text.contains("  memory - Memory functions speed test\n")
+    );
+    let text = stdout(&sysbench(&["memory", "help"]));
+    assert!(
+        text.contains(
+            "memory options:\n  --memory-block-size=SIZE    size of memory block for test [1K]\n"
+        ),
+        "{text}"
+    );
+}
+
+/// sysbench's own messages and exit code 1; never a panic.
+#[test]
+fn bad_input_gets_sysbench_messages() {
+    let cases: &[(&[&str], &str, &str)] = &[
+        (
+            &["--threads=0", "cpu", "run"],
+            "FATAL: Invalid value for --threads: 0.\n\n",
+            "",
+        ),
+        (
+            &["--threads=abc", "cpu", "run"],
+            "",
+            "Invalid value for the 'threads' option: 'abc'\n",
+        ),
+        (
+            &["--percentile=101", "cpu", "run"],
+            "FATAL: Invalid value for --percentile: 101\n",
+            "",
+        ),
+        (
+            &["--bogus=1", "cpu", "run"],
+            "sysbench 1.0.20",
+            "invalid option: --bogus=1\n",
+        ),
+        (
+            &["cpu", "--histogram=yes", "run"],
+            "",
+            "invalid option: --histogram=yes\n",
+        ),
+        (
+            &["nosuchtest", "run"],
+            "FATAL: Cannot find benchmark 'nosuchtest': no such built-in test, file or module\n",
+            "",
+        ),
+        (&["cpu", "nosuchcmd"], "", "Unknown command: nosuchcmd\n"),
+        (
+            &["cpu"],
+            "",
+            "The 'cpu' test requires a command argument. See 'sysbench cpu help'\n",
+        ),
+        (
+            &["cpu", "prepare"],
+            "",
+            "'cpu' test does not implement the 'prepare' command.\n",
+        ),
+        (
+            &["cpu", "run", "extra"],
+            "",
+            "Unrecognized command line argument: extra\n",
+        ),
+        (
+            &["cpu", "--cpu-max-prime=0", "run"],
+            "FATAL: Invalid value of cpu-max-prime: 0.\n",
+            "",
+        ),
+        (
+            &["memory", "--memory-block-size=12K", "run"],
+            "FATAL: Invalid value for memory-block-size: 12K\n",
+            "",
+        ),
+        (
+            &["memory", "--memory-block-size=99999T", "run"],
+            "FATAL: Invalid value for memory-block-size: 99999T\n",
+            "",
+        ),
+        (
+            &["memory", "--memory-oper=bogus", "run"],
+            "FATAL: Invalid value for memory-oper: bogus\n",
+            "",
+        ),
+        (
+            &["--verbosity=9", "cpu", "run"],
+            "Invalid value for verbosity: 9\n",
+            "",
+        ),
+        (
+            &["--rate=10", "cpu", "run"],
+            "FATAL: --rate is not supported",
+            "",
+        ),
+    ];
+    for (args, out_needle, err_needle) in cases {
+        let out = sysbench(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(
+            stdout(&out).contains(out_needle),
+            "{args:?} stdout: {}",
+            stdout(&out)
+        );
+        assert!(
+            stderr(&out).contains(err_needle),
+            "{args:?} stderr: {}",
+            stderr(&out)
+        );
+        assert!(!stderr(&out).contains("panicked"), "{args:?}");
+    }
+    // sysbench turns an unparsable total size into 0, which means "no quota".
+    let out = sysbench(&["memory", "--memory-total-size=8Q", "--time=1", "run"]);
+    assert!(out.status.success());
+    assert!(stdout(&out).contains("  total size: 0MiB\n"));
+}
+
+#[test]
+fn symlink_invocation() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("sysbench");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_hostbench"), &link).unwrap();
+    let out = std::process::Command::new(&link)
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "sysbench 1.0.20\n");
+}
+
+/// The report's skeleton (every line with its numbers blanked out) must equal real
+/// sysbench's on the same command.
+fn skeleton(text: &str) -> Vec<String> {
+    text.lines()
+        // The banner names the implementation.
+        .filter(|l| !l.starts_with("sysbench 1.0.20 ("))
+        .map(|l| {
+            let mut s = String::new();
+            let mut in_number = false;
+            for c in l.chars() {
+                if c.is_ascii_digit() || (in_number && c == '.') {
+                    if !in_number {
+                        s.push('#');
+                    }
+                    in_number = true;
+                } else {
+                    in_number = false;
+                    s.push(c);
+                }
+            }
+            // Column padding shifts with the width of the numbers.
+            s.split_whitespace().collect::<Vec<_>>().join(" ")
+        })
+        .collect()
+}
+
+#[test]
+fn line_structure_matches_real_sysbench() {
+    if !have("sysbench") {
+        eprintln!("skipped: Debian's sysbench is not installed (the test script installs it)");
+        return;
+    }
+    let commands: &[&[&str]] = &[
+        &["cpu", "--time=1", "run"],
+        &[
+            "--threads=2",
+            "--time=1",
+            "cpu",
+            "--cpu-max-prime=20000",
+            "run",
+        ],
+        &["--percentile=99", "--time=1", "cpu", "run"],
+        &[
+            "memory",
+            "--memory-block-size=8K",
+            "--memory-total-size=100M",
+            "--memory-oper=read",
+            "--memory-access-mode=rnd",
+            "run",
+        ],
+        &[
+            "memory",
+            "--memory-block-size=1M",
+            "--memory-total-size=2G",
+            "--memory-oper=write",
+            "run",
+        ],
+        &[
+            "memory",
+            "--memory-oper=none",
+            "--memory-total-size=10M",
+            "run",
+        ],
+        &["--threads=2", "--time=1", "threads", "run"],
+        &["--threads=2", "mutex", "--mutex-locks=5000", "run"],
+        &["--rand-seed=5", "--verbosity=4", "--time=1", "cpu", "run"],
+        &["cpu", "help"],
+        &["--test=cpu", "--max-time=1", "run"],
+    ];
+    for args in commands {
+        let ours = sysbench(args);
+        let theirs = std::process::Command::new("sysbench")
+            .args(*args)
+            .output()
+            .unwrap();
+        assert_eq!(ours.status.code(), theirs.status.code(), "{args:?}");
+        assert_eq!(
+            skeleton(&stdout(&ours)),
+            skeleton(&String::from_utf8_lossy(&theirs.stdout)),
+            "{args:?}\n--- hostbench ---\n{}\n--- sysbench ---\n{}",
+            stdout(&ours),
+            String::from_utf8_lossy(&theirs.stdout)
+        );
+    }
+}

@@ -187,13 +187,44 @@ fn virtualization(cpuinfo: &str) -> Option<String> {
     }
     let flags = field(cpuinfo, "flags").unwrap_or_default();
     if flags.split_whitespace().any(|f| f == "hypervisor") {
-        return Some("unknown-hypervisor".into());
+        return Some(cpuid_hypervisor().unwrap_or_else(|| "unknown-hypervisor".into()));
     }
     if cpuinfo.is_empty() {
         None
     } else {
         Some("none".into())
     }
+}
+
+/// The hypervisor's signature from CPUID leaf 0x40000000 (readable in any guest,
+/// also where DMI is not exposed, as in Firecracker).
+#[cfg(target_arch = "x86_64")]
+fn cpuid_hypervisor() -> Option<String> {
+    // The leaf is reserved for hypervisors; on bare metal it reads as zeros or
+    // garbage, which maps to None.
+    let r = std::arch::x86_64::__cpuid(0x4000_0000);
+    let bytes: Vec<u8> = [r.ebx, r.ecx, r.edx].iter().flat_map(|w| w.to_le_bytes()).collect();
+    let signature = String::from_utf8_lossy(&bytes).trim_end_matches('\0').to_string();
+    let known = [
+        ("KVMKVMKVM", "kvm"),
+        ("Microsoft Hv", "microsoft"),
+        ("VMwareVMware", "vmware"),
+        ("XenVMMXenVMM", "xen"),
+        ("TCGTCGTCGTCG", "qemu"),
+        ("bhyve bhyve", "bhyve"),
+        ("ACRNACRNACRN", "acrn"),
+        (" lrpepyh  vr", "parallels"),
+        ("VBoxVBoxVBox", "oracle"),
+    ];
+    known
+        .iter()
+        .find(|(sig, _)| signature.starts_with(sig))
+        .map(|(_, name)| (*name).to_string())
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn cpuid_hypervisor() -> Option<String> {
+    None
 }
 
 /// The cloud vendor from DMI strings the providers document for their guests.

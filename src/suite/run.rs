@@ -200,7 +200,7 @@ fn memory_line(bandwidth: Option<&Outcome>, latency: Option<&Outcome>) -> Summar
     let per_thread_gbs = triad.map(|t| t.value / 1e9 / t.threads.unwrap_or(1) as f64);
     let verdict = match (per_thread_gbs, dram_ns) {
         (_, Some(ns)) if ns > 150.0 => {
-            "slow memory: high load latency (remote NUMA node, or a crowded host)"
+            "slow memory: high load latency (nested paging in a VM, a remote NUMA node, or a crowded host)"
         }
         (Some(g), _) if g < 3.0 => "low bandwidth per core: memory-heavy work will wait on DRAM",
         (Some(_), Some(ns)) if ns <= 110.0 => {

@@ -34,6 +34,24 @@ impl AlignedBuffer {
         Some(buf)
     }
 
+    /// Like `new`, but 2 MiB-aligned and advised to use transparent huge pages, so a
+    /// large random walk measures memory rather than page-table walks. Returns the
+    /// buffer and whether the kernel took the advice.
+    pub fn with_thp(bytes: usize) -> Option<(Self, bool)> {
+        let layout = Layout::from_size_align(bytes.max(8).next_multiple_of(HUGE_PAGE), HUGE_PAGE).ok()?;
+        // SAFETY: the layout has a non-zero size.
+        let ptr = NonNull::new(unsafe { alloc_zeroed(layout) })?;
+        // SAFETY: advice on memory we own; failure only means no huge pages.
+        let advised = unsafe { libc::madvise(ptr.as_ptr().cast(), layout.size(), libc::MADV_HUGEPAGE) } == 0;
+        let buf = Self {
+            ptr,
+            layout,
+            huge: false,
+        };
+        buf.fault_in();
+        Some((buf, advised && thp_enabled()))
+    }
+
     /// Backed by 2 MiB huge pages (sysbench's `--memory-hugetlb`); needs huge pages
     /// reserved in /proc/sys/vm/nr_hugepages.
     pub fn huge(bytes: usize) -> Result<Self, std::io::Error> {
@@ -99,4 +117,10 @@ impl Drop for AlignedBuffer {
             }
         }
     }
+}
+
+/// Whether transparent huge pages can be had (`always` or `madvise` mode).
+fn thp_enabled() -> bool {
+    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .is_ok_and(|s| !s.contains("[never]"))
 }

@@ -2,8 +2,9 @@
 //! permutation (Sattolo) of the buffer's 64-byte lines, so every load depends on the
 //! previous one and no prefetcher can guess the next line. The figure is nanoseconds
 //! per load at each working-set size: one size inside each cache level and one well
-//! beyond the last. With 4 KiB pages the DRAM figure includes TLB misses, as an
-//! application with a large heap sees them.
+//! beyond the last. The buffer asks for transparent huge pages so that the figure is
+//! the memory's latency, not page-table walks (tinymembench and lmbench differ on
+//! this; the note on the result says which pages were used).
 
 use super::buffer::AlignedBuffer;
 use super::working_set;
@@ -75,12 +76,14 @@ impl LatencySpec {
 pub struct Chain {
     buffer: AlignedBuffer,
     lines: usize,
+    /// The kernel was asked for, and offers, 2 MiB pages for this buffer.
+    pub huge_pages: bool,
 }
 
 impl Chain {
     pub fn new(bytes: u64, rng: &mut Xoroshiro128Plus) -> Option<Self> {
         let lines = (bytes as usize / LINE).max(2);
-        let buffer = AlignedBuffer::new(lines * LINE)?;
+        let (buffer, huge_pages) = AlignedBuffer::with_thp(lines * LINE)?;
         // Sattolo's shuffle gives a single cycle through all lines.
         let mut order: Vec<u32> = (0..lines as u32).collect();
         for i in (1..lines).rev() {
@@ -95,7 +98,11 @@ impl Chain {
             // SAFETY: both indexes are below lines * stride, inside the buffer.
             unsafe { *words.add(from) = to as u64 };
         }
-        Some(Self { buffer, lines })
+        Some(Self {
+            buffer,
+            lines,
+            huge_pages,
+        })
     }
 
     /// Follows `loads` links from line 0; returns where it ended so the chase is kept.
@@ -163,6 +170,7 @@ pub fn run(spec: &LatencySpec, observer: &dyn Observer) -> Result<Outcome, SpecE
     let mut outcome = Outcome::new("memory", super::spec_json(spec, "latency"), host);
     let start = Instant::now();
     let cpu_before = CpuTime::now();
+    let mut huge_pages = true;
     for (done, &size) in sizes.iter().enumerate() {
         if stop_requested() {
             outcome.interrupted = true;
@@ -176,6 +184,7 @@ pub fn run(spec: &LatencySpec, observer: &dyn Observer) -> Result<Outcome, SpecE
                 "use a smaller size",
             )
         })?;
+        huge_pages &= chain.huge_pages;
         let ns = measure(&chain, spec.time_per_size);
         let ws = working_set(size, &outcome.host);
         outcome.push(
@@ -193,7 +202,11 @@ pub fn run(spec: &LatencySpec, observer: &dyn Observer) -> Result<Outcome, SpecE
         system_s: cpu.system_s,
         utilisation: cpu.utilisation(elapsed),
     };
-    outcome.note("dependent loads through a random cycle of 64-byte lines, 4 KiB pages (TLB misses included)");
+    outcome.note(if huge_pages {
+        "dependent loads through a random cycle of 64-byte lines, on transparent huge pages where the kernel granted them"
+    } else {
+        "dependent loads through a random cycle of 64-byte lines on 4 KiB pages: large sizes include TLB misses (transparent huge pages are off)"
+    });
     Ok(outcome)
 }
 

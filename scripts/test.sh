@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs hostbench's tests, first installing the peer tools they compare against
+# (Debian's sysbench) when they are missing. Needs root or sudo for the install.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v sysbench >/dev/null || need+=(sysbench)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing peers for the tests: ${need[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+cargo test --release "$@"

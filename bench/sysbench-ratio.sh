@@ -3,13 +3,15 @@
 # each case runs the two alternately RUNS times; prints the medians and their ratio
 # (hostbench / sysbench). Target: every ratio within 0.97-1.03.
 #
-#   bench/sysbench-ratio.sh            # 3 runs of 5 s per tool and case
+#   bench/sysbench-ratio.sh            # 9 alternating runs of 3 s per tool and case
 #   RUNS=5 TIME=10 bench/sysbench-ratio.sh
+#   CASES='memory' bench/sysbench-ratio.sh   # only the cases whose name matches
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUNS=${RUNS:-3}
-TIME=${TIME:-5}
+RUNS=${RUNS:-9}
+TIME=${TIME:-3}
 HOSTBENCH=${HOSTBENCH:-target/release/hostbench}
+CASES=${CASES:-.}
 command -v sysbench >/dev/null || { echo "sysbench is not installed (apt-get install sysbench)" >&2; exit 2; }
 [ -x "$HOSTBENCH" ] || cargo build --release --quiet
 
@@ -36,6 +38,7 @@ median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else prin
 printf '%-28s %14s %14s %8s\n' "case" "hostbench" "sysbench" "ratio"
 for c in "${cases[@]}"; do
   IFS='|' read -r name args what <<<"$c"
+  [[ $name =~ $CASES ]] || continue
   hb=(); sb=()
   for _ in $(seq "$RUNS"); do
     # shellcheck disable=SC2086

@@ -203,8 +203,13 @@ fn cpuid_hypervisor() -> Option<String> {
     // The leaf is reserved for hypervisors; on bare metal it reads as zeros or
     // garbage, which maps to None.
     let r = std::arch::x86_64::__cpuid(0x4000_0000);
-    let bytes: Vec<u8> = [r.ebx, r.ecx, r.edx].iter().flat_map(|w| w.to_le_bytes()).collect();
-    let signature = String::from_utf8_lossy(&bytes).trim_end_matches('\0').to_string();
+    let bytes: Vec<u8> = [r.ebx, r.ecx, r.edx]
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    let signature = String::from_utf8_lossy(&bytes)
+        .trim_end_matches('\0')
+        .to_string();
     let known = [
         ("KVMKVMKVM", "kvm"),
         ("Microsoft Hv", "microsoft"),

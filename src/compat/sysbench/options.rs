@@ -401,4 +401,39 @@ mod tests {
         assert_eq!(line.text("cpu-max-prime"), Some("100"));
         assert_eq!(line.options.get("histogram"), Some(&None));
     }
+
+    /// A cheap fuzz of the grammar: arbitrary arguments give a value or an error,
+    /// never a panic.
+    #[test]
+    fn grammar_never_panics() {
+        let alphabet: Vec<char> = "-=_+ 0123456789kKmMgGtTxyzabcdefghijklmnopqrstuvw.\u{0}é"
+            .chars()
+            .collect();
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..5_000 {
+            let args: Vec<String> = (0..next() % 5)
+                .map(|_| {
+                    let len = (next() % 14) as usize;
+                    let body: String = (0..len)
+                        .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                        .collect();
+                    if next() % 2 == 0 {
+                        format!("--{body}")
+                    } else {
+                        body
+                    }
+                })
+                .collect();
+            let line = CommandLine::parse(&args);
+            for value in line.options.values().flatten() {
+                let _ = (parse_int(value), parse_size(value), parse_bool(Some(value)));
+            }
+        }
+    }
 }

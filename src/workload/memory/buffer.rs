@@ -38,11 +38,13 @@ impl AlignedBuffer {
     /// large random walk measures memory rather than page-table walks. Returns the
     /// buffer and whether the kernel took the advice.
     pub fn with_thp(bytes: usize) -> Option<(Self, bool)> {
-        let layout = Layout::from_size_align(bytes.max(8).next_multiple_of(HUGE_PAGE), HUGE_PAGE).ok()?;
+        let layout =
+            Layout::from_size_align(bytes.max(8).next_multiple_of(HUGE_PAGE), HUGE_PAGE).ok()?;
         // SAFETY: the layout has a non-zero size.
         let ptr = NonNull::new(unsafe { alloc_zeroed(layout) })?;
         // SAFETY: advice on memory we own; failure only means no huge pages.
-        let advised = unsafe { libc::madvise(ptr.as_ptr().cast(), layout.size(), libc::MADV_HUGEPAGE) } == 0;
+        let advised =
+            unsafe { libc::madvise(ptr.as_ptr().cast(), layout.size(), libc::MADV_HUGEPAGE) } == 0;
         let buf = Self {
             ptr,
             layout,

@@ -380,9 +380,10 @@ mod tests {
             &Quiet,
         );
         assert!(r.elapsed >= Duration::from_millis(200));
-        // An event started before the deadline completes; none starts after it.
+        // An event started before the deadline completes; none starts after it (with
+        // slack for a loaded machine, where a sleep can overshoot).
         assert!(
-            r.elapsed < Duration::from_millis(200 + 10 + 150),
+            r.elapsed < Duration::from_millis(200 + 10 + 400),
             "{:?}",
             r.elapsed
         );

@@ -1,11 +1,12 @@
 //! Progress on a terminal: a bar on stderr while a native run lasts, nothing when
-//! stderr is piped or redirected, so output files and pipes stay clean.
+//! stderr is piped or redirected, so output files and pipes stay clean. The bar
+//! appears after a second, so short runs do not flash one.
 
 use crate::measure::runner::Observer;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// What "done" means for the bar.
 #[derive(Debug, Clone, Copy)]
@@ -23,7 +24,11 @@ pub struct Progress {
     /// when they go backwards a new one began, and what the last one reached is kept.
     base: AtomicU64,
     last: AtomicU64,
+    created: Instant,
+    shown: AtomicBool,
 }
+
+const SHOW_AFTER: Duration = Duration::from_secs(1);
 
 impl Progress {
     /// A bar labelled `label`, shown only when stderr is a terminal.
@@ -33,7 +38,7 @@ impl Progress {
                 Expect::Time(d) => d.as_millis() as u64,
                 Expect::Units(n) => n,
             };
-            let bar = ProgressBar::with_draw_target(Some(len.max(1)), ProgressDrawTarget::stderr());
+            let bar = ProgressBar::with_draw_target(Some(len.max(1)), ProgressDrawTarget::hidden());
             bar.set_style(
                 ProgressStyle::with_template("{prefix:>12} [{bar:30}] {percent:>3}%  {elapsed}")
                     .expect("valid template")
@@ -47,16 +52,8 @@ impl Progress {
             expect,
             base: AtomicU64::new(0),
             last: AtomicU64::new(0),
-        }
-    }
-
-    /// A bar that never draws (piped output, or a personality that prints its own).
-    pub fn hidden() -> Self {
-        Self {
-            bar: None,
-            expect: Expect::Units(1),
-            base: AtomicU64::new(0),
-            last: AtomicU64::new(0),
+            created: Instant::now(),
+            shown: AtomicBool::new(false),
         }
     }
 
@@ -70,6 +67,10 @@ impl Progress {
 impl Observer for Progress {
     fn tick(&self, elapsed: Duration, units: u64) {
         if let Some(bar) = &self.bar {
+            if !self.shown.load(Ordering::Relaxed) && self.created.elapsed() >= SHOW_AFTER {
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+                self.shown.store(true, Ordering::Relaxed);
+            }
             let now = match self.expect {
                 Expect::Time(_) => elapsed.as_millis() as u64,
                 Expect::Units(_) => units,

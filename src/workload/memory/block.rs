@@ -105,7 +105,7 @@ struct BlockWorker {
     buffer: Arc<AlignedBuffer>,
     words: usize,
     quota: Option<u64>,
-    rng: Xoroshiro128Plus,
+    rnd: RndState,
     oper: Oper,
     access: Access,
 }
@@ -130,9 +130,9 @@ impl EventWorker for BlockWorker {
             (Oper::Write, Access::Seq) => seq_write(base, self.words),
             (Oper::Read, Access::Seq) => seq_read(base, self.words),
             (Oper::None, Access::Seq) => seq_none(self.words),
-            (Oper::Write, Access::Rnd) => rnd_write(base, self.words, &mut self.rng),
-            (Oper::Read, Access::Rnd) => rnd_read(base, self.words, &mut self.rng),
-            (Oper::None, Access::Rnd) => rnd_none(self.words, &mut self.rng),
+            (Oper::Write, Access::Rnd) => rnd_write(&mut self.rnd),
+            (Oper::Read, Access::Rnd) => rnd_read(&mut self.rnd),
+            (Oper::None, Access::Rnd) => rnd_none(&mut self.rnd),
         }
     }
 }
@@ -224,38 +224,79 @@ fn seq_none(words: usize) {
     }
 }
 
-/// One generator step per word. sysbench keeps the state in thread-local storage; a
-/// variant that forced the state through memory on every draw ran 13 % below sysbench
-/// here (median of 15 alternating runs), this one within 2 %, so the state stays in
-/// registers.
-#[inline(always)]
-fn random_word(rng: &mut Xoroshiro128Plus, words: usize) -> usize {
-    // SAFETY: the double is in [0, 1), so the product is finite and in [0, words).
-    unsafe { (rng.next_f64() * words as f64).to_int_unchecked::<usize>() }
+/// What an rnd event reads on every word. sysbench's loop re-reads the block size
+/// (a global), the buffer pointer and the generator state (thread-local storage) for
+/// every word, because its stores may alias them; the rnd modes are bound by exactly
+/// this per-word work, so it is reproduced: the fields are read and written through
+/// volatile accesses, and the offset is truncated with sysbench's unsigned check.
+struct RndState {
+    rng: Xoroshiro128Plus,
+    base: *mut u64,
+    block_bytes: usize,
 }
 
-#[inline(never)]
-fn rnd_write(base: *mut u64, words: usize, rng: &mut Xoroshiro128Plus) {
-    for k in 0..words {
-        let off = random_word(rng, words);
-        // SAFETY: off < words.
-        unsafe { AtomicU64::from_ptr(base.add(off)).store((k * 8) as u64, Ordering::Relaxed) };
+// SAFETY: `base` points into the buffer its worker keeps alive through an `Arc`, and
+// that buffer is only touched with atomic or volatile word accesses.
+unsafe impl Send for RndState {}
+
+impl RndState {
+    /// The next word offset, and the buffer it indexes.
+    #[inline(always)]
+    fn next_offset(&mut self) -> (*mut u64, usize) {
+        const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+        let this: *mut RndState = self;
+        // SAFETY: `this` comes from a live exclusive reference. The scaled double is
+        // in [0, words), so both truncations are exact.
+        unsafe {
+            let mut rng = std::ptr::read_volatile(&raw const (*this).rng);
+            let d = rng.next_f64();
+            std::ptr::write_volatile(&raw mut (*this).rng, rng);
+            let words = (std::ptr::read_volatile(&raw const (*this).block_bytes) / 8) as i64;
+            let x = d * words as f64;
+            let offset = if x < TWO_63 {
+                x.to_int_unchecked::<i64>() as usize
+            } else {
+                (x - TWO_63).to_int_unchecked::<i64>() as usize ^ (1 << 63)
+            };
+            (std::ptr::read_volatile(&raw const (*this).base), offset)
+        }
+    }
+
+    #[inline(always)]
+    fn block_bytes(&self) -> usize {
+        // SAFETY: a plain field of a live reference.
+        unsafe { std::ptr::read_volatile(&self.block_bytes) }
     }
 }
 
 #[inline(never)]
-fn rnd_read(base: *mut u64, words: usize, rng: &mut Xoroshiro128Plus) {
-    for _ in 0..words {
-        let off = random_word(rng, words);
+fn rnd_write(state: &mut RndState) {
+    let mut i = 0;
+    while i < state.block_bytes() {
+        let (base, off) = state.next_offset();
+        // SAFETY: off < words.
+        unsafe { AtomicU64::from_ptr(base.add(off)).store(i as u64, Ordering::Relaxed) };
+        i += 8;
+    }
+}
+
+#[inline(never)]
+fn rnd_read(state: &mut RndState) {
+    let mut i = 0;
+    while i < state.block_bytes() {
+        let (base, off) = state.next_offset();
         // SAFETY: off < words.
         unsafe { std::ptr::read_volatile(base.add(off)) };
+        i += 8;
     }
 }
 
 #[inline(never)]
-fn rnd_none(words: usize, rng: &mut Xoroshiro128Plus) {
-    for _ in 0..words {
-        std::hint::black_box(random_word(rng, words));
+fn rnd_none(state: &mut RndState) {
+    let mut i = 0;
+    while i < state.block_bytes() {
+        std::hint::black_box(state.next_offset().1);
+        i += 8;
     }
 }
 
@@ -295,13 +336,17 @@ pub fn run(spec: &BlockSpec, observer: &dyn Observer) -> Result<Outcome, SpecErr
             None => alloc()?,
         };
         workers.push(BlockWorker {
+            rnd: RndState {
+                rng: match spec.seed {
+                    Some(seed) => Xoroshiro128Plus::seeded(seed.wrapping_add(t as u64)),
+                    None => Xoroshiro128Plus::from_entropy(t as u64),
+                },
+                base: buffer.words(),
+                block_bytes: spec.block_size as usize,
+            },
             buffer,
             words: (spec.block_size / 8) as usize,
             quota,
-            rng: match spec.seed {
-                Some(seed) => Xoroshiro128Plus::seeded(seed.wrapping_add(t as u64)),
-                None => Xoroshiro128Plus::from_entropy(t as u64),
-            },
             oper: spec.oper,
             access: spec.access,
         });
@@ -420,9 +465,13 @@ mod tests {
     #[test]
     fn rnd_write_stays_in_bounds_and_spreads() {
         let buf = AlignedBuffer::new(8 * 1024).unwrap();
-        let mut rng = Xoroshiro128Plus::seeded(3);
+        let mut state = RndState {
+            rng: Xoroshiro128Plus::seeded(3),
+            base: buf.words(),
+            block_bytes: 8 * 1024,
+        };
         for _ in 0..50 {
-            rnd_write(buf.words(), 1024, &mut rng);
+            rnd_write(&mut state);
         }
         let touched = (0..1024)
             .filter(|&k| unsafe { *buf.words().add(k) } != 0)

@@ -3,6 +3,7 @@
 //! `report`. No measurement logic lives here.
 
 mod cpu;
+mod disk;
 mod memory;
 mod run;
 
@@ -33,6 +34,8 @@ enum Command {
     Cpu(cpu::CpuArgs),
     /// Memory: DRAM bandwidth (STREAM-like), load latency, or sysbench's block test.
     Memory(memory::MemoryArgs),
+    /// Disk: IOPS, throughput, latency percentiles and a per-second timeline, on files of its own.
+    Disk(disk::DiskArgs),
 }
 
 /// Options every event-loop command shares.
@@ -95,6 +98,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Run(a) => run::execute(a),
         Command::Cpu(a) => cpu::execute(a),
         Command::Memory(a) => memory::execute(a),
+        Command::Disk(a) => disk::execute(a),
     };
     match result {
         Ok(code) => code,

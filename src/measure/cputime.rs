@@ -11,11 +11,16 @@ pub struct CpuTime {
 }
 
 impl CpuTime {
+    /// CPU time of the whole process.
     pub fn now() -> Self {
-        // SAFETY: getrusage writes a plain struct we own; RUSAGE_SELF is always valid.
+        Self::of(libc::RUSAGE_SELF)
+    }
+
+    fn of(who: libc::c_int) -> Self {
+        // SAFETY: getrusage writes a plain struct we own; `who` is a valid selector.
         let usage = unsafe {
             let mut usage: libc::rusage = std::mem::zeroed();
-            libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+            libc::getrusage(who, &mut usage);
             usage
         };
         let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
@@ -23,6 +28,11 @@ impl CpuTime {
             user_s: secs(usage.ru_utime),
             system_s: secs(usage.ru_stime),
         }
+    }
+
+    /// CPU time of the calling thread only (RUSAGE_THREAD).
+    pub fn thread_now() -> Self {
+        Self::of(libc::RUSAGE_THREAD)
     }
 
     pub fn since(&self, earlier: &CpuTime) -> CpuTime {

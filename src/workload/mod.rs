@@ -1,7 +1,9 @@
 //! Workloads: each takes a validated spec and an observer and returns an `Outcome`.
 //! A workload knows nothing of terminals, result files or peers' output formats.
 
+pub mod buffer;
 pub mod cpu;
+pub mod disk;
 pub mod memory;
 pub mod sched;
 

@@ -6,7 +6,6 @@
 //! the memory's latency, not page-table walks (tinymembench and lmbench differ on
 //! this; the note on the result says which pages were used).
 
-use super::buffer::AlignedBuffer;
 use super::working_set;
 use crate::host::{self, HostInfo};
 use crate::measure::cputime::CpuTime;
@@ -16,6 +15,7 @@ use crate::measure::stop_requested;
 use crate::model::{CpuUse, Metric, Outcome, Unit};
 use crate::units::format_bytes;
 use crate::workload::SpecError;
+use crate::workload::buffer::AlignedBuffer;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 

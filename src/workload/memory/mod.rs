@@ -10,7 +10,6 @@
 
 pub mod bandwidth;
 pub mod block;
-pub mod buffer;
 pub mod latency;
 
 use crate::host::HostInfo;

@@ -1,0 +1,244 @@
+use super::{CliError, finished, parse_duration, parse_size};
+use crate::progress::{Expect, Progress};
+use crate::report;
+use crate::report::table::Table;
+use crate::units::{format_ns, format_rate};
+use crate::workload::disk::engine::EngineKind;
+use crate::workload::disk::job::{JobSpec, Pattern};
+use crate::workload::disk::{self, DiskError, DiskSpec, DiskTest, STANDARD};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct DiskArgs {
+    /// Directory to test: hostbench makes a directory of its own under it and removes it afterwards.
+    #[arg(long, default_value = ".", value_name = "DIR")]
+    dir: PathBuf,
+    /// Tests of the standard set to run (default: all): randread, randwrite, randread-qd1,
+    /// seqread, seqwrite, mixed, fsync.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    tests: Vec<String>,
+    /// A custom test instead of the standard set.
+    #[arg(long, value_enum)]
+    pattern: Option<PatternArg>,
+    /// Block size (with --pattern, or overriding the chosen tests').
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    bs: Option<u64>,
+    /// Requests in flight per job.
+    #[arg(long, value_name = "N")]
+    iodepth: Option<usize>,
+    /// Threads, each with its own file descriptor and queue.
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Share of reads in mixed tests, in percent.
+    #[arg(long, value_name = "PCT")]
+    rwmix: Option<u32>,
+    /// Size of the test file; make it larger than any cache in front of the disk.
+    #[arg(long, default_value = "1G", value_name = "SIZE", value_parser = parse_size)]
+    size: u64,
+    /// Measured time per test.
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
+    runtime: Duration,
+    /// Warm-up per test, not counted.
+    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
+    ramp: Duration,
+    /// I/O engine (default: io_uring, else libaio, else psync).
+    #[arg(long, value_enum)]
+    engine: Option<EngineArg>,
+    /// Go through the page cache instead of direct I/O.
+    #[arg(long)]
+    buffered: bool,
+    /// Print the results as one JSON document (schema: docs/json.md).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum PatternArg {
+    Read,
+    Write,
+    Randread,
+    Randwrite,
+    Randrw,
+    Readwrite,
+    Fsync,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum EngineArg {
+    #[value(name = "io_uring")]
+    IoUring,
+    Libaio,
+    Psync,
+    Sync,
+}
+
+impl DiskArgs {
+    fn spec(&self) -> Result<DiskSpec, CliError> {
+        let engine = self.engine.map(|e| match e {
+            EngineArg::IoUring => EngineKind::IoUring,
+            EngineArg::Libaio => EngineKind::Libaio,
+            EngineArg::Psync => EngineKind::Psync,
+            EngineArg::Sync => EngineKind::Sync,
+        });
+        let direct = !self.buffered;
+        let mut tests: Vec<DiskTest> = match self.pattern {
+            Some(p) => {
+                if !self.tests.is_empty() {
+                    return Err(CliError::Usage(
+                        "--pattern and --tests exclude each other: give one".into(),
+                    ));
+                }
+                let pattern = match p {
+                    PatternArg::Read => Pattern::Read,
+                    PatternArg::Write => Pattern::Write,
+                    PatternArg::Randread => Pattern::RandRead,
+                    PatternArg::Randwrite => Pattern::RandWrite,
+                    PatternArg::Randrw => Pattern::RandRw,
+                    PatternArg::Readwrite => Pattern::ReadWrite,
+                    PatternArg::Fsync => Pattern::Fsync,
+                };
+                vec![DiskTest {
+                    name: format!("{p:?}").to_lowercase(),
+                    job: JobSpec {
+                        pattern,
+                        block_size: 4096,
+                        iodepth: 32,
+                        jobs: 1,
+                        read_pct: 70,
+                        runtime: self.runtime,
+                        ramp: self.ramp,
+                        direct,
+                        engine,
+                        seed: 0x5eed,
+                    },
+                }]
+            }
+            None => {
+                let names: Vec<&str> = if self.tests.is_empty() {
+                    STANDARD.to_vec()
+                } else {
+                    self.tests.iter().map(String::as_str).collect()
+                };
+                names
+                    .iter()
+                    .map(|n| {
+                        disk::standard_test(n, self.runtime, self.ramp, engine, direct).ok_or_else(
+                            || {
+                                CliError::Usage(format!(
+                                    "--tests: unknown test '{n}': use {}",
+                                    STANDARD.join(", ")
+                                ))
+                            },
+                        )
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+        };
+        for t in &mut tests {
+            if let Some(bs) = self.bs {
+                t.job.block_size = usize::try_from(bs).unwrap_or(usize::MAX);
+            }
+            if let Some(d) = self.iodepth {
+                t.job.iodepth = d;
+            }
+            if let Some(j) = self.jobs {
+                t.job.jobs = j;
+            }
+            if let Some(r) = self.rwmix {
+                t.job.read_pct = r;
+            }
+        }
+        Ok(DiskSpec {
+            dir: self.dir.clone(),
+            size: self.size,
+            tests,
+        })
+    }
+}
+
+pub fn execute(args: DiskArgs) -> Result<ExitCode, CliError> {
+    let spec = args.spec()?;
+    spec.validate()?;
+    let per_test = spec
+        .tests
+        .iter()
+        .map(|t| t.job.runtime + t.job.ramp)
+        .collect::<Vec<_>>();
+    let total: Duration = per_test.iter().sum();
+    let progress = Progress::new("disk", Expect::Time(total));
+    let tick = |i: usize, d: Duration| {
+        use crate::measure::runner::Observer;
+        let before: Duration = per_test[..i].iter().sum();
+        progress.tick(before + d, 0);
+    };
+    let outcomes = match disk::run(&spec, &tick) {
+        Ok(o) => o,
+        Err(DiskError::Spec(e)) => return Err(CliError::Spec(e)),
+        Err(e) if e.is_usage() => return Err(CliError::Usage(e.to_string())),
+        Err(e) => {
+            progress.finish();
+            eprintln!("hostbench: error: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    progress.finish();
+    let interrupted = crate::measure::stop_requested() || outcomes.iter().any(|o| o.interrupted);
+    if args.json {
+        println!(
+            "{}",
+            report::json::document(&outcomes, summary_rows(&outcomes))
+        );
+    } else {
+        for o in &outcomes {
+            println!("{}", report::text::outcome(o));
+        }
+        print!("{}", summary_table(&outcomes));
+    }
+    Ok(finished(interrupted))
+}
+
+/// One row per test and direction: the figures a cloud-disk comparison needs.
+fn summary_rows(outcomes: &[crate::model::Outcome]) -> Vec<[String; 7]> {
+    let mut rows = Vec::new();
+    for o in outcomes {
+        let name = o
+            .spec
+            .get("name")
+            .and_then(|n| n.as_str())
+            .unwrap_or("?")
+            .to_string();
+        for dir in ["read", "write", "fsync"] {
+            let get = |m: &str| o.metric(&format!("{dir}_{m}"), None).map(|m| m.value);
+            let rate = if dir == "fsync" {
+                get("per_sec")
+            } else {
+                get("iops")
+            };
+            let Some(rate) = rate else { continue };
+            rows.push([
+                name.clone(),
+                dir.into(),
+                report::thousands(rate, 0),
+                get("bytes_per_sec").map(format_rate).unwrap_or_default(),
+                get("latency_p50").map(format_ns).unwrap_or_default(),
+                get("latency_p99").map(format_ns).unwrap_or_default(),
+                get("latency_p99.9").map(format_ns).unwrap_or_default(),
+            ]);
+        }
+    }
+    rows
+}
+
+fn summary_table(outcomes: &[crate::model::Outcome]) -> String {
+    let mut t = Table::new(
+        &["test", "op", "IOPS", "throughput", "p50", "p99", "p99.9"],
+        &[false, false, true, true, true, true, true],
+    );
+    for row in summary_rows(outcomes) {
+        t.row(row.to_vec());
+    }
+    format!("Summary\n{}", t.render("  "))
+}

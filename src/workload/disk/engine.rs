@@ -1,0 +1,408 @@
+//! I/O engines: io_uring, libaio (Linux native AIO through raw syscalls), psync
+//! (pread/pwrite) and sync (lseek + read/write). A job queues requests, then submits
+//! and waits for completions; sync engines run each request when it is reaped, so
+//! their queue depth is 1, as in fio.
+//!
+//! `open_best` falls back io_uring -> libaio -> psync when an engine cannot be set up
+//! (seccomp filters and `kernel.io_uring_disabled` refuse io_uring; old kernels lack
+//! it) and says which one runs.
+
+use serde::{Deserialize, Serialize};
+use std::io;
+use std::os::fd::RawFd;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    IoUring,
+    Libaio,
+    Psync,
+    Sync,
+}
+
+impl EngineKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Libaio => "libaio",
+            EngineKind::Psync => "psync",
+            EngineKind::Sync => "sync",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "io_uring" => Some(EngineKind::IoUring),
+            "libaio" => Some(EngineKind::Libaio),
+            "psync" => Some(EngineKind::Psync),
+            "sync" => Some(EngineKind::Sync),
+            _ => None,
+        }
+    }
+
+    /// Whether requests really overlap (sync engines complete one at a time).
+    pub fn is_async(self) -> bool {
+        matches!(self, EngineKind::IoUring | EngineKind::Libaio)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Read,
+    Write,
+    /// fdatasync(2) of the file.
+    Datasync,
+}
+
+/// One request: `slot` identifies its buffer and comes back with the completion.
+#[derive(Debug, Clone, Copy)]
+pub struct Request {
+    pub slot: usize,
+    pub op: Op,
+    pub offset: u64,
+    pub len: usize,
+    pub buf: *mut u8,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Completion {
+    pub slot: usize,
+    /// Bytes transferred, or a negative errno.
+    pub result: i64,
+}
+
+pub trait Engine {
+    fn kind(&self) -> EngineKind;
+    /// Prepares a request; it starts at the next `submit_and_wait` at the latest.
+    fn queue(&mut self, req: Request) -> io::Result<()>;
+    /// Submits what is queued and waits until at least `min` requests completed,
+    /// appending them to `done`.
+    fn submit_and_wait(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()>;
+}
+
+/// The engine asked for, or with `fallback`, the first of io_uring, libaio, psync
+/// that can be set up. Returns the engine and why others were skipped.
+pub fn open(
+    wanted: Option<EngineKind>,
+    fd: RawFd,
+    depth: usize,
+) -> io::Result<(Box<dyn Engine + Send>, Vec<String>)> {
+    let order: Vec<EngineKind> = match wanted {
+        Some(k) => vec![k],
+        None => vec![EngineKind::IoUring, EngineKind::Libaio, EngineKind::Psync],
+    };
+    let mut skipped = Vec::new();
+    for kind in order {
+        let made: io::Result<Box<dyn Engine + Send>> = match kind {
+            EngineKind::IoUring => uring::Uring::new(fd, depth).map(|e| Box::new(e) as _),
+            EngineKind::Libaio => aio::Aio::new(fd, depth).map(|e| Box::new(e) as _),
+            EngineKind::Psync | EngineKind::Sync => Ok(Box::new(SyncEngine::new(fd, kind))),
+        };
+        match made {
+            Ok(engine) => return Ok((engine, skipped)),
+            Err(e) if wanted.is_none() => {
+                skipped.push(format!("{} unavailable ({e})", kind.name()))
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other("no I/O engine could be set up"))
+}
+
+fn errno_result(ret: isize) -> i64 {
+    if ret < 0 {
+        -(io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO) as i64)
+    } else {
+        ret as i64
+    }
+}
+
+/// psync and sync: the request runs in `submit_and_wait`, one at a time.
+struct SyncEngine {
+    fd: RawFd,
+    kind: EngineKind,
+    queued: Vec<Request>,
+}
+
+// SAFETY: the raw buffer pointers in queued requests point into buffers owned by the
+// job thread that owns the engine.
+unsafe impl Send for SyncEngine {}
+
+impl SyncEngine {
+    fn new(fd: RawFd, kind: EngineKind) -> Self {
+        Self {
+            fd,
+            kind,
+            queued: Vec::new(),
+        }
+    }
+
+    fn run(&self, r: &Request) -> i64 {
+        // SAFETY: the buffer is valid for `len` bytes (the job owns it); fd is open.
+        let ret = unsafe {
+            match (r.op, self.kind) {
+                (Op::Datasync, _) => libc::fdatasync(self.fd) as isize,
+                (Op::Read, EngineKind::Sync) => {
+                    libc::lseek(self.fd, r.offset as i64, libc::SEEK_SET);
+                    libc::read(self.fd, r.buf.cast(), r.len)
+                }
+                (Op::Write, EngineKind::Sync) => {
+                    libc::lseek(self.fd, r.offset as i64, libc::SEEK_SET);
+                    libc::write(self.fd, r.buf.cast(), r.len)
+                }
+                (Op::Read, _) => libc::pread(self.fd, r.buf.cast(), r.len, r.offset as i64),
+                (Op::Write, _) => libc::pwrite(self.fd, r.buf.cast(), r.len, r.offset as i64),
+            }
+        };
+        errno_result(ret)
+    }
+}
+
+impl Engine for SyncEngine {
+    fn kind(&self) -> EngineKind {
+        self.kind
+    }
+
+    fn queue(&mut self, req: Request) -> io::Result<()> {
+        self.queued.push(req);
+        Ok(())
+    }
+
+    fn submit_and_wait(&mut self, _min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+        for r in std::mem::take(&mut self.queued) {
+            done.push(Completion {
+                slot: r.slot,
+                result: self.run(&r),
+            });
+        }
+        Ok(())
+    }
+}
+
+mod uring {
+    use super::*;
+    use io_uring::{IoUring, opcode, types};
+
+    pub struct Uring {
+        ring: IoUring,
+        fd: RawFd,
+    }
+
+    impl Uring {
+        pub fn new(fd: RawFd, depth: usize) -> io::Result<Self> {
+            let entries = depth.max(1).next_power_of_two() as u32;
+            Ok(Self {
+                ring: IoUring::new(entries)?,
+                fd,
+            })
+        }
+    }
+
+    impl Engine for Uring {
+        fn kind(&self) -> EngineKind {
+            EngineKind::IoUring
+        }
+
+        fn queue(&mut self, r: Request) -> io::Result<()> {
+            let fd = types::Fd(self.fd);
+            let entry = match r.op {
+                Op::Read => opcode::Read::new(fd, r.buf, r.len as u32)
+                    .offset(r.offset)
+                    .build(),
+                Op::Write => opcode::Write::new(fd, r.buf, r.len as u32)
+                    .offset(r.offset)
+                    .build(),
+                Op::Datasync => opcode::Fsync::new(fd)
+                    .flags(types::FsyncFlags::DATASYNC)
+                    .build(),
+            }
+            .user_data(r.slot as u64);
+            // SAFETY: the buffer stays valid until the completion is reaped: the job
+            // owns it and does not reuse the slot before then.
+            unsafe {
+                if self.ring.submission().push(&entry).is_err() {
+                    self.ring.submit()?;
+                    self.ring
+                        .submission()
+                        .push(&entry)
+                        .map_err(|_| io::Error::other("io_uring submission queue full"))?;
+                }
+            }
+            Ok(())
+        }
+
+        fn submit_and_wait(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+            loop {
+                match self.ring.submit_and_wait(min) {
+                    Ok(_) => break,
+                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+            for cqe in self.ring.completion() {
+                done.push(Completion {
+                    slot: cqe.user_data() as usize,
+                    result: cqe.result() as i64,
+                });
+            }
+            Ok(())
+        }
+    }
+}
+
+mod aio {
+    //! Linux native AIO through the raw system calls (no libaio library needed).
+    use super::*;
+
+    type AioContext = libc::c_ulong;
+
+    /// The kernel's `struct iocb` (linux/aio_abi.h), little-endian layout.
+    #[repr(C)]
+    #[derive(Default, Clone, Copy)]
+    struct Iocb {
+        data: u64,
+        key: u32,
+        rw_flags: i32,
+        opcode: u16,
+        reqprio: i16,
+        fildes: u32,
+        buf: u64,
+        nbytes: u64,
+        offset: i64,
+        reserved2: u64,
+        flags: u32,
+        resfd: u32,
+    }
+
+    #[repr(C)]
+    #[derive(Default, Clone, Copy)]
+    struct IoEvent {
+        data: u64,
+        obj: u64,
+        res: i64,
+        res2: i64,
+    }
+
+    const CMD_PREAD: u16 = 0;
+    const CMD_PWRITE: u16 = 1;
+    const CMD_FDSYNC: u16 = 3;
+
+    pub struct Aio {
+        ctx: AioContext,
+        fd: RawFd,
+        /// One control block per slot. The vector is never resized, so the addresses
+        /// handed to the kernel stay valid.
+        iocbs: Vec<Iocb>,
+        pending: Vec<*mut Iocb>,
+        events: Vec<IoEvent>,
+    }
+
+    // SAFETY: the context and control blocks belong to the job thread owning the engine.
+    unsafe impl Send for Aio {}
+
+    impl Aio {
+        pub fn new(fd: RawFd, depth: usize) -> io::Result<Self> {
+            let mut ctx: AioContext = 0;
+            // SAFETY: io_setup writes the new context id into `ctx`.
+            let ret = unsafe {
+                libc::syscall(libc::SYS_io_setup, depth.max(1) as libc::c_long, &mut ctx)
+            };
+            if ret < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(Self {
+                ctx,
+                fd,
+                iocbs: vec![Iocb::default(); depth.max(1)],
+                pending: Vec::with_capacity(depth),
+                events: vec![IoEvent::default(); depth.max(1)],
+            })
+        }
+    }
+
+    impl Drop for Aio {
+        fn drop(&mut self) {
+            // SAFETY: destroying a context we created; outstanding requests are cancelled.
+            unsafe { libc::syscall(libc::SYS_io_destroy, self.ctx) };
+        }
+    }
+
+    impl Engine for Aio {
+        fn kind(&self) -> EngineKind {
+            EngineKind::Libaio
+        }
+
+        fn queue(&mut self, r: Request) -> io::Result<()> {
+            let cb = self
+                .iocbs
+                .get_mut(r.slot)
+                .ok_or_else(|| io::Error::other("request slot beyond the queue depth"))?;
+            *cb = Iocb {
+                data: r.slot as u64,
+                opcode: match r.op {
+                    Op::Read => CMD_PREAD,
+                    Op::Write => CMD_PWRITE,
+                    Op::Datasync => CMD_FDSYNC,
+                },
+                fildes: self.fd as u32,
+                buf: r.buf as u64,
+                nbytes: r.len as u64,
+                offset: r.offset as i64,
+                ..Iocb::default()
+            };
+            self.pending.push(cb);
+            Ok(())
+        }
+
+        fn submit_and_wait(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+            while !self.pending.is_empty() {
+                // SAFETY: the pointers refer to control blocks owned by self, never moved.
+                let ret = unsafe {
+                    libc::syscall(
+                        libc::SYS_io_submit,
+                        self.ctx,
+                        self.pending.len() as libc::c_long,
+                        self.pending.as_mut_ptr(),
+                    )
+                };
+                if ret < 0 {
+                    let e = io::Error::last_os_error();
+                    if e.raw_os_error() == Some(libc::EAGAIN) {
+                        break;
+                    }
+                    return Err(e);
+                }
+                self.pending.drain(..ret as usize);
+            }
+            loop {
+                // SAFETY: `events` has room for its length; a null timeout waits.
+                let ret = unsafe {
+                    libc::syscall(
+                        libc::SYS_io_getevents,
+                        self.ctx,
+                        min as libc::c_long,
+                        self.events.len() as libc::c_long,
+                        self.events.as_mut_ptr(),
+                        std::ptr::null_mut::<libc::timespec>(),
+                    )
+                };
+                if ret < 0 {
+                    let e = io::Error::last_os_error();
+                    if e.raw_os_error() == Some(libc::EINTR) {
+                        continue;
+                    }
+                    return Err(e);
+                }
+                for ev in &self.events[..ret as usize] {
+                    done.push(Completion {
+                        slot: ev.data as usize,
+                        result: ev.res,
+                    });
+                }
+                return Ok(());
+            }
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! The files a disk test reads and writes: made by hostbench, in a directory it
+//! created, filled with random bytes (zeros would flatter compressing or
+//! deduplicating storage), and removed on success, error and Ctrl-C. A file that was
+//! there before is never opened for writing.
+
+use crate::measure::rng::Xoroshiro128Plus;
+use crate::measure::stop_requested;
+use std::ffi::CString;
+use std::fs;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum FileError {
+    #[error("{dir}: {source}; pass --dir with a directory you can write to")]
+    Unusable { dir: PathBuf, source: io::Error },
+    #[error(
+        "{dir}: not enough free space: the test needs {needed} and {available} is free; use a smaller --size or another --dir"
+    )]
+    NoSpace {
+        dir: PathBuf,
+        needed: String,
+        available: String,
+    },
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error(
+        "{dir}: the file system refuses direct I/O (O_DIRECT); use --buffered, or a --dir on another file system"
+    )]
+    NoDirect { dir: PathBuf },
+    #[error("interrupted while preparing the test files")]
+    Interrupted,
+}
+
+/// A directory of our own under `parent`; removed with everything in it when dropped.
+pub struct TestDir {
+    path: PathBuf,
+}
+
+impl TestDir {
+    /// Creates `parent/.hostbench-disk-<pid>-<n>`; `parent` must exist.
+    pub fn create(parent: &Path) -> Result<Self, FileError> {
+        let meta = fs::metadata(parent).map_err(|source| FileError::Unusable {
+            dir: parent.to_path_buf(),
+            source,
+        })?;
+        if !meta.is_dir() {
+            return Err(FileError::Unusable {
+                dir: parent.to_path_buf(),
+                source: io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
+            });
+        }
+        for n in 0..1000 {
+            let path = parent.join(format!(".hostbench-disk-{}-{n}", std::process::id()));
+            match fs::create_dir(&path) {
+                Ok(()) => return Ok(Self { path }),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(source) => {
+                    return Err(FileError::Unusable {
+                        dir: parent.to_path_buf(),
+                        source,
+                    });
+                }
+            }
+        }
+        Err(FileError::Unusable {
+            dir: parent.to_path_buf(),
+            source: io::Error::other("could not find a free name for the test directory"),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Free bytes for an unprivileged writer under `dir`, and the file system's magic.
+pub fn statfs(dir: &Path) -> io::Result<(u64, i64)> {
+    let c = CString::new(dir.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    // SAFETY: statfs fills a struct we own; the path is NUL-terminated.
+    unsafe {
+        let mut s: libc::statfs = std::mem::zeroed();
+        if libc::statfs(c.as_ptr(), &mut s) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((s.f_bavail as u64 * s.f_bsize as u64, s.f_type as i64))
+    }
+}
+
+/// A name for the file system magic numbers a benchmark needs to tell apart.
+pub fn fs_name(magic: i64) -> &'static str {
+    match magic {
+        0x0102_1994 => "tmpfs",
+        0x858458f6 => "ramfs",
+        0xEF53 => "ext4",
+        0x5846_5342 => "xfs",
+        0x9123_683E => "btrfs",
+        0x794c_7630 => "overlayfs",
+        0x6969 => "nfs",
+        0xFF53_4D42 => "cifs",
+        0x0102_1997 => "9p",
+        0x6573_5546 => "fuse",
+        0x2FC1_2FC1 => "zfs",
+        0xF2F5_2010 => "f2fs",
+        _ => "other",
+    }
+}
+
+/// Whether the file system keeps its data in RAM, which makes every figure a memory figure.
+pub fn ram_backed(magic: i64) -> bool {
+    matches!(fs_name(magic), "tmpfs" | "ramfs")
+}
+
+/// The block device (`/dev/...`) mounted at the longest mount point containing `dir`.
+pub fn device_of(dir: &Path) -> Option<String> {
+    let dir = fs::canonicalize(dir).ok()?;
+    let mounts = fs::read_to_string("/proc/self/mounts").ok()?;
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            Some((f.next()?.to_string(), f.next()?.replace("\\040", " ")))
+        })
+        .filter(|(_, mp)| dir.starts_with(mp))
+        .max_by_key(|(_, mp)| mp.len())
+        .map(|(dev, _)| dev)
+}
+
+/// Opens a test file for I/O, direct or buffered.
+pub fn open(path: &Path, direct: bool, write: bool) -> Result<fs::File, FileError> {
+    let mut opts = fs::OpenOptions::new();
+    opts.read(true).write(write);
+    if direct {
+        opts.custom_flags(libc::O_DIRECT);
+    }
+    opts.open(path).map_err(|source| {
+        if direct && source.raw_os_error() == Some(libc::EINVAL) {
+            FileError::NoDirect {
+                dir: path.parent().unwrap_or(path).to_path_buf(),
+            }
+        } else {
+            FileError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    })
+}
+
+/// Creates `path` (which must not exist) and fills it with `size` random bytes,
+/// written sequentially in 1 MiB pieces and synced, so reads hit allocated blocks
+/// and every write test overwrites real data.
+pub fn lay_out(path: &Path, size: u64, seed: u64) -> Result<(), FileError> {
+    use std::io::Write;
+    let err = |source| FileError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(err)?;
+    let mut rng = Xoroshiro128Plus::seeded(seed);
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut left = size;
+    while left > 0 {
+        if stop_requested() {
+            return Err(FileError::Interrupted);
+        }
+        fill_random(&mut chunk, &mut rng);
+        let n = left.min(chunk.len() as u64) as usize;
+        file.write_all(&chunk[..n]).map_err(err)?;
+        left -= n as u64;
+    }
+    file.sync_all().map_err(err)?;
+    Ok(())
+}
+
+pub fn fill_random(buf: &mut [u8], rng: &mut Xoroshiro128Plus) {
+    for word in buf.chunks_mut(8) {
+        let v = rng.next_u64().to_le_bytes();
+        word.copy_from_slice(&v[..word.len()]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_dir_is_removed_with_its_files() {
+        let parent = tempfile::tempdir().unwrap();
+        let path;
+        {
+            let dir = TestDir::create(parent.path()).unwrap();
+            path = dir.path().to_path_buf();
+            lay_out(&path.join("f"), 3 << 20 | 17, 1).unwrap();
+            assert_eq!(fs::metadata(path.join("f")).unwrap().len(), 3 << 20 | 17);
+        }
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn never_overwrites_an_existing_file() {
+        let parent = tempfile::tempdir().unwrap();
+        let precious = parent.path().join("precious");
+        fs::write(&precious, b"keep").unwrap();
+        assert!(lay_out(&precious, 4096, 1).is_err());
+        assert_eq!(fs::read(&precious).unwrap(), b"keep");
+    }
+
+    #[test]
+    fn missing_directory_is_named() {
+        let err = TestDir::create(Path::new("/nonexistent/dir"))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("/nonexistent/dir"), "{err}");
+    }
+
+    #[test]
+    fn random_fill_is_not_zero() {
+        let mut buf = vec![0u8; 4099];
+        fill_random(&mut buf, &mut Xoroshiro128Plus::seeded(5));
+        assert!(buf.iter().filter(|b| **b == 0).count() < 100);
+    }
+}

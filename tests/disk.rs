@@ -1,0 +1,261 @@
+//! `hostbench disk`: every engine runs, results are sane, only its own files are
+//! touched and all are removed, bad input is refused, and — where the blkio cgroup
+//! controller exists — a disk throttled to a known speed measures as that speed.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+
+fn disk_json(dir: &Path, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "disk",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--size",
+        "16M",
+        "--runtime",
+        "1s",
+        "--ramp",
+        "200ms",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let out = run(&args);
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("JSON document")
+}
+
+fn metric(o: &Value, name: &str) -> f64 {
+    o["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {o}"))["value"]
+        .as_f64()
+        .unwrap()
+}
+
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn standard_tests_measure_and_clean_up() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("precious"), b"user data").unwrap();
+    let v = disk_json(dir.path(), &["--tests", "randread,seqwrite,mixed,fsync"]);
+    let outcomes = v["outcomes"].as_array().unwrap();
+    assert_eq!(outcomes.len(), 4);
+    assert!(metric(&outcomes[0], "read_iops") > 0.0);
+    assert!(metric(&outcomes[1], "write_bytes_per_sec") > 0.0);
+    assert!(
+        metric(&outcomes[2], "read_iops") > metric(&outcomes[2], "write_iops"),
+        "70/30 mix"
+    );
+    assert!(metric(&outcomes[3], "fsync_per_sec") > 0.0);
+    assert!(metric(&outcomes[0], "cpu_per_io") > 0.0);
+    assert!(!outcomes[0]["series"].as_array().unwrap().is_empty());
+    let note = outcomes[0]["notes"][0].as_str().unwrap();
+    assert!(
+        note.contains("direct I/O") && note.contains("engine"),
+        "{note}"
+    );
+    assert_eq!(leftovers(dir.path()), ["precious"]);
+    assert_eq!(
+        std::fs::read(dir.path().join("precious")).unwrap(),
+        b"user data"
+    );
+}
+
+#[test]
+fn every_engine_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    for engine in ["io_uring", "libaio", "psync", "sync"] {
+        let v = disk_json(
+            dir.path(),
+            &["--tests", "randread", "--engine", engine, "--iodepth", "4"],
+        );
+        let o = &v["outcomes"][0];
+        assert!(metric(o, "read_iops") > 0.0, "{engine}");
+        assert!(
+            o["notes"][0]
+                .as_str()
+                .unwrap()
+                .contains(&format!("engine {engine}")),
+            "{engine}: {}",
+            o["notes"]
+        );
+    }
+}
+
+#[test]
+fn custom_pattern_and_buffered() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = disk_json(
+        dir.path(),
+        &[
+            "--pattern",
+            "readwrite",
+            "--bs",
+            "64K",
+            "--rwmix",
+            "50",
+            "--buffered",
+            "--jobs",
+            "2",
+        ],
+    );
+    let o = &v["outcomes"][0];
+    assert!(metric(o, "read_iops") > 0.0 && metric(o, "write_iops") > 0.0);
+    assert!(
+        o["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("page cache"))
+    );
+}
+
+#[test]
+fn bad_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let cases: &[(&[&str], i32, &str)] = &[
+        (
+            &["disk", "--dir", "/nonexistent/place", "--size", "1M"],
+            2,
+            "/nonexistent/place",
+        ),
+        (&["disk", "--dir", d, "--bs", "1000"], 2, "bs=1000"),
+        (&["disk", "--dir", d, "--tests", "bogus"], 2, "bogus"),
+        (&["disk", "--dir", d, "--iodepth", "0"], 2, "iodepth"),
+        (&["disk", "--dir", d, "--size", "8Q"], 2, "8Q"),
+        (
+            &["disk", "--dir", d, "--size", "1000T", "--tests", "randread"],
+            1,
+            "not enough free space",
+        ),
+    ];
+    for (args, code, needle) in cases {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(*code), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+    }
+    assert!(leftovers(dir.path()).is_empty());
+    if Path::new("/dev/shm").exists() {
+        let out = run(&[
+            "disk", "--dir", "/dev/shm", "--size", "1M", "--tests", "randread",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("RAM"), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn ctrl_c_removes_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = hostbench()
+        .args([
+            "disk",
+            "--dir",
+            dir.path().to_str().unwrap(),
+            "--size",
+            "16M",
+            "--tests",
+            "randread",
+            "--runtime",
+            "30s",
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["outcomes"][0]["interrupted"], true);
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+/// A disk of known speed: the blkio cgroup (v1) throttles this process's reads of the
+/// device under the test directory; the measurement must land within 5 % of the limit.
+#[test]
+fn throttled_device_measures_its_limit() {
+    let cgroups = Path::new("/sys/fs/cgroup/blkio");
+    if !cgroups.join("blkio.throttle.read_iops_device").exists() {
+        eprintln!(
+            "skipped: no cgroup-v1 blkio controller at {}",
+            cgroups.display()
+        );
+        return;
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: throttling a device needs root");
+        return;
+    }
+    let dir = tempfile::tempdir_in(
+        std::env::var("HOSTBENCH_TEST_DISK_DIR").unwrap_or_else(|_| "/var/tmp".into()),
+    )
+    .unwrap();
+    let dev = {
+        use std::os::unix::fs::MetadataExt;
+        let d = std::fs::metadata(dir.path()).unwrap().dev();
+        format!("{}:{}", libc::major(d), libc::minor(d))
+    };
+    let cg = cgroups.join(format!("hostbench-truth-{}", std::process::id()));
+    std::fs::create_dir(&cg).unwrap();
+    let measure = |limit_file: &str, limit: u64, test: &str, metric_name: &str| -> f64 {
+        std::fs::write(cg.join(limit_file), format!("{dev} {limit}")).unwrap();
+        let script = format!(
+            "echo $$ > {}/cgroup.procs && exec {} disk --dir {} --size 64M --tests {test} --runtime 4s --ramp 1s --json",
+            cg.display(),
+            env!("CARGO_BIN_EXE_hostbench"),
+            dir.path().display()
+        );
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        std::fs::write(cg.join(limit_file), format!("{dev} 0")).unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        metric(&v["outcomes"][0], metric_name)
+    };
+    let iops = measure(
+        "blkio.throttle.read_iops_device",
+        400,
+        "randread",
+        "read_iops",
+    );
+    let bps = measure(
+        "blkio.throttle.read_bps_device",
+        16 << 20,
+        "seqread",
+        "read_bytes_per_sec",
+    );
+    let _ = std::fs::remove_dir(&cg);
+    if iops > 400.0 * 3.0 {
+        eprintln!(
+            "skipped: the throttle did not take on {dev} ({iops:.0} IOPS against a 400 limit)"
+        );
+        return;
+    }
+    assert!(
+        (iops / 400.0 - 1.0).abs() < 0.05,
+        "{iops:.1} IOPS against a limit of 400"
+    );
+    assert!(
+        (bps / (16u64 << 20) as f64 - 1.0).abs() < 0.05,
+        "{bps:.0} B/s against a limit of 16 MiB/s"
+    );
+}

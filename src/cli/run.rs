@@ -3,7 +3,7 @@ use crate::measure::stop_requested;
 use crate::progress::{Expect, Progress};
 use crate::report;
 use crate::report::table::Table;
-use crate::suite::run::{Profile, plan, summarise};
+use crate::suite::run::{Options, Profile, StepError, plan, summarise};
 use clap::Args;
 use std::process::ExitCode;
 
@@ -12,6 +12,10 @@ pub struct RunArgs {
     /// quick (about a minute), standard (about 10 minutes) or full (about an hour).
     #[arg(long, value_enum, default_value = "quick")]
     profile: Profile,
+    /// Directory for the disk tests: hostbench makes a directory of its own under it
+    /// and removes it afterwards.
+    #[arg(long, default_value = ".", value_name = "DIR")]
+    dir: std::path::PathBuf,
     /// Print all results and the summary as one JSON document.
     #[arg(long)]
     json: bool,
@@ -19,20 +23,38 @@ pub struct RunArgs {
 
 pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let steps = plan(args.profile, cpus);
+    let steps = plan(&Options {
+        profile: args.profile,
+        cpus,
+        dir: args.dir.clone(),
+    });
     let mut outcomes = Vec::new();
+    let mut failed = false;
     for (i, step) in steps.iter().enumerate() {
         if stop_requested() {
             break;
         }
         let label = format!("{}/{} {}", i + 1, steps.len(), step.label());
         let progress = Progress::new(&label, Expect::Time(step.estimate()));
-        let outcome = step.run(&progress)?;
+        let result = step.run(&progress);
         progress.finish();
-        if !args.json {
-            println!("{}", report::text::outcome(&outcome));
+        match result {
+            Ok(done) => {
+                for outcome in done {
+                    if !args.json {
+                        println!("{}", report::text::outcome(&outcome));
+                    }
+                    outcomes.push(outcome);
+                }
+            }
+            Err(StepError::Spec(e)) => return Err(e.into()),
+            Err(StepError::Disk(e)) if e.is_usage() => return Err(CliError::Usage(e.to_string())),
+            // A failed step does not lose the others: say why and go on.
+            Err(StepError::Disk(e)) => {
+                eprintln!("hostbench: {} step failed: {e}", step.label());
+                failed = true;
+            }
         }
-        outcomes.push(outcome);
     }
     let summary = summarise(&outcomes);
     if args.json {
@@ -48,6 +70,9 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
         }
         println!("Summary ({:?} profile)", args.profile);
         print!("{}", table.render("  "));
+    }
+    if failed {
+        return Ok(ExitCode::from(1));
     }
     Ok(finished(
         outcomes.iter().any(|o| o.interrupted) || stop_requested(),

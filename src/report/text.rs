@@ -59,7 +59,8 @@ pub fn outcome(o: &Outcome) -> String {
 }
 
 fn title(o: &Outcome) -> String {
-    match o.spec.get("mode").and_then(|m| m.as_str()) {
+    let detail = o.spec.get("mode").or_else(|| o.spec.get("name"));
+    match detail.and_then(|m| m.as_str()) {
         Some(mode) => format!("{} ({mode})", o.workload),
         None => o.workload.clone(),
     }

@@ -8,11 +8,14 @@ use crate::measure::stop_requested;
 use crate::model::{Outcome, Tier};
 use crate::workload::SpecError;
 use crate::workload::cpu::{self, CpuSpec};
+use crate::workload::disk::{self, DiskError, DiskSpec, STANDARD};
 use crate::workload::memory::bandwidth::{self, BandwidthSpec};
 use crate::workload::memory::block::{self, Access, BlockSpec, Oper, Scope};
 use crate::workload::memory::latency::{self, LatencySpec};
 use serde::Serialize;
+use std::path::PathBuf;
 use std::time::Duration;
+use thiserror::Error;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -31,6 +34,22 @@ pub enum Step {
     Bandwidth(BandwidthSpec),
     Latency(LatencySpec),
     Block(BlockSpec),
+    Disk(DiskSpec),
+}
+
+#[derive(Debug, Error)]
+pub enum StepError {
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error(transparent)]
+    Disk(#[from] DiskError),
+}
+
+/// Where the job may write its disk test files.
+pub struct Options {
+    pub profile: Profile,
+    pub cpus: usize,
+    pub dir: PathBuf,
 }
 
 impl Step {
@@ -40,6 +59,7 @@ impl Step {
             Step::Bandwidth(_) => "bandwidth",
             Step::Latency(_) => "latency",
             Step::Block(_) => "mem-block",
+            Step::Disk(_) => "disk",
         }
     }
 
@@ -50,20 +70,29 @@ impl Step {
             Step::Bandwidth(s) => Duration::from_millis(150) * s.iterations as u32,
             Step::Latency(s) => s.time_per_size * 4 + Duration::from_secs(1),
             Step::Block(s) => s.run.time.unwrap_or_default(),
+            Step::Disk(s) => s.tests.iter().map(|t| t.job.runtime + t.job.ramp).sum(),
         }
     }
 
-    pub fn run(&self, observer: &dyn Observer) -> Result<Outcome, SpecError> {
-        match self {
-            Step::Cpu(s) => cpu::run(s, observer),
-            Step::Bandwidth(s) => bandwidth::run(s, observer),
-            Step::Latency(s) => latency::run(s, observer),
-            Step::Block(s) => block::run(s, observer),
-        }
+    pub fn run(&self, observer: &dyn Observer) -> Result<Vec<Outcome>, StepError> {
+        Ok(match self {
+            Step::Cpu(s) => vec![cpu::run(s, observer)?],
+            Step::Bandwidth(s) => vec![bandwidth::run(s, observer)?],
+            Step::Latency(s) => vec![latency::run(s, observer)?],
+            Step::Block(s) => vec![block::run(s, observer)?],
+            Step::Disk(s) => {
+                let per_test: Vec<Duration> =
+                    s.tests.iter().map(|t| t.job.runtime + t.job.ramp).collect();
+                disk::run(s, &|i, d| {
+                    observer.tick(per_test[..i].iter().sum::<Duration>() + d, 0)
+                })?
+            }
+        })
     }
 }
 
-pub fn plan(profile: Profile, cpus: usize) -> Vec<Step> {
+pub fn plan(options: &Options) -> Vec<Step> {
+    let (profile, cpus) = (options.profile, options.cpus);
     let (cpu_time, iterations, latency_time) = match profile {
         Profile::Quick => (Duration::from_secs(5), 4, Duration::from_millis(300)),
         Profile::Standard => (Duration::from_secs(30), 10, Duration::from_secs(1)),
@@ -93,6 +122,19 @@ pub fn plan(profile: Profile, cpus: usize) -> Vec<Step> {
             seed: None,
         }),
     ];
+    let (disk_size, disk_runtime, disk_ramp) = match profile {
+        Profile::Quick => (256 << 20, Duration::from_secs(3), Duration::from_secs(1)),
+        Profile::Standard => (2 << 30, Duration::from_secs(20), Duration::from_secs(3)),
+        Profile::Full => (8 << 30, Duration::from_secs(60), Duration::from_secs(5)),
+    };
+    steps.push(Step::Disk(DiskSpec {
+        dir: options.dir.clone(),
+        size: disk_size,
+        tests: STANDARD
+            .iter()
+            .filter_map(|name| disk::standard_test(name, disk_runtime, disk_ramp, None, true))
+            .collect(),
+    }));
     if profile != Profile::Quick {
         // The two sysbench memory figures the guides quote, for readers who compare.
         for (oper, access) in [(Oper::Read, Access::Rnd), (Oper::Write, Access::Seq)] {
@@ -134,6 +176,10 @@ pub fn summarise(outcomes: &[Outcome]) -> Vec<SummaryLine> {
         .find(|o| o.spec.get("mode").and_then(|m| m.as_str()) == Some("latency"));
     if bandwidth.is_some() || latency.is_some() {
         lines.push(memory_line(bandwidth, latency));
+    }
+    let disk: Vec<&Outcome> = outcomes.iter().filter(|o| o.workload == "disk").collect();
+    if !disk.is_empty() {
+        lines.push(disk_line(&disk));
     }
     if stop_requested() {
         lines.push(SummaryLine {
@@ -211,6 +257,51 @@ fn memory_line(bandwidth: Option<&Outcome>, latency: Option<&Outcome>) -> Summar
     };
     SummaryLine {
         area: "memory".into(),
+        headline: parts.join(", "),
+        verdict: verdict.into(),
+    }
+}
+
+fn disk_line(tests: &[&Outcome]) -> SummaryLine {
+    let find = |test: &str, metric: &str| {
+        tests
+            .iter()
+            .find(|o| o.spec.get("name").and_then(|n| n.as_str()) == Some(test))
+            .and_then(|o| o.metric(metric, None))
+            .map(|m| m.value)
+    };
+    let mut parts = Vec::new();
+    if let Some(v) = find("randread", "read_iops") {
+        parts.push(format!("4k random read {v:.0} IOPS"));
+    }
+    if let Some(v) = find("randwrite", "write_iops") {
+        parts.push(format!("write {v:.0} IOPS"));
+    }
+    let qd1 = find("randread-qd1", "read_latency_p50");
+    if let Some(ns) = qd1 {
+        parts.push(format!("QD1 p50 {}", crate::units::format_ns(ns)));
+    }
+    if let Some(v) = find("seqread", "read_bytes_per_sec") {
+        parts.push(format!("seq read {:.0} MiB/s", v / 1048576.0));
+    }
+    if let Some(v) = find("seqwrite", "write_bytes_per_sec") {
+        parts.push(format!("seq write {:.0} MiB/s", v / 1048576.0));
+    }
+    let fsync = find("fsync", "fsync_latency_p99");
+    if let Some(ns) = fsync {
+        parts.push(format!("fsync p99 {}", crate::units::format_ns(ns)));
+    }
+    let verdict = match (qd1, fsync) {
+        (Some(ns), _) if ns < 150_000.0 => "local-SSD-class latency",
+        (Some(ns), Some(f)) if ns < 1_000_000.0 && f > 10_000_000.0 => {
+            "network block storage; slow commits (fsync p99 above 10 ms)"
+        }
+        (Some(ns), _) if ns < 1_000_000.0 => "network block storage, typical of a cloud disk",
+        (Some(_), _) => "slow: throttled, busy or HDD-class",
+        (None, _) => "partial: only part of the disk tests ran",
+    };
+    SummaryLine {
+        area: "disk".into(),
         headline: parts.join(", "),
         verdict: verdict.into(),
     }

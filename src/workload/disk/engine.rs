@@ -74,7 +74,12 @@ pub struct Completion {
 pub trait Engine {
     fn kind(&self) -> EngineKind;
     /// Prepares a request; it starts at the next `submit_and_wait` at the latest.
-    fn queue(&mut self, req: Request) -> io::Result<()>;
+    ///
+    /// # Safety
+    /// `req.buf` must be valid for `req.len` bytes until the request's completion is
+    /// reaped, or until the engine is dropped (engines wait for requests in flight
+    /// when dropped).
+    unsafe fn queue(&mut self, req: Request) -> io::Result<()>;
     /// Submits what is queued and waits until at least `min` requests completed,
     /// appending them to `done`.
     fn submit_and_wait(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()>;
@@ -165,7 +170,7 @@ impl Engine for SyncEngine {
         self.kind
     }
 
-    fn queue(&mut self, req: Request) -> io::Result<()> {
+    unsafe fn queue(&mut self, req: Request) -> io::Result<()> {
         self.queued.push(req);
         Ok(())
     }
@@ -188,15 +193,50 @@ mod uring {
     pub struct Uring {
         ring: IoUring,
         fd: RawFd,
+        /// Requests handed to the kernel and not yet reaped.
+        in_flight: usize,
     }
 
     impl Uring {
         pub fn new(fd: RawFd, depth: usize) -> io::Result<Self> {
             let entries = depth.max(1).next_power_of_two() as u32;
+            let ring = IoUring::new(entries)?;
+            // Kernels 5.1-5.5 set up a ring but lack these operations; fall back then.
+            let mut probe = io_uring::Probe::new();
+            if ring.submitter().register_probe(&mut probe).is_ok() {
+                for code in [opcode::Read::CODE, opcode::Write::CODE, opcode::Fsync::CODE] {
+                    if !probe.is_supported(code) {
+                        return Err(io::Error::new(
+                            io::ErrorKind::Unsupported,
+                            "this kernel's io_uring lacks read/write/fsync",
+                        ));
+                    }
+                }
+            } else {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "io_uring without probing (kernel older than 5.6)",
+                ));
+            }
             Ok(Self {
-                ring: IoUring::new(entries)?,
+                ring,
                 fd,
+                in_flight: 0,
             })
+        }
+    }
+
+    impl Drop for Uring {
+        /// Closing a ring does not wait for its requests, and their buffers are freed
+        /// right after the engine: reap them first.
+        fn drop(&mut self) {
+            while self.in_flight > 0 {
+                if self.ring.submit_and_wait(1).is_err() {
+                    break;
+                }
+                let reaped = self.ring.completion().count();
+                self.in_flight = self.in_flight.saturating_sub(reaped);
+            }
         }
     }
 
@@ -205,7 +245,7 @@ mod uring {
             EngineKind::IoUring
         }
 
-        fn queue(&mut self, r: Request) -> io::Result<()> {
+        unsafe fn queue(&mut self, r: Request) -> io::Result<()> {
             let fd = types::Fd(self.fd);
             let entry = match r.op {
                 Op::Read => opcode::Read::new(fd, r.buf, r.len as u32)
@@ -230,6 +270,7 @@ mod uring {
                         .map_err(|_| io::Error::other("io_uring submission queue full"))?;
                 }
             }
+            self.in_flight += 1;
             Ok(())
         }
 
@@ -242,6 +283,7 @@ mod uring {
                 }
             }
             for cqe in self.ring.completion() {
+                self.in_flight -= 1;
                 done.push(Completion {
                     slot: cqe.user_data() as usize,
                     result: cqe.result() as i64,
@@ -297,6 +339,8 @@ mod aio {
         iocbs: Vec<Iocb>,
         pending: Vec<*mut Iocb>,
         events: Vec<IoEvent>,
+        /// Requests the kernel accepted and has not completed.
+        in_kernel: usize,
     }
 
     // SAFETY: the context and control blocks belong to the job thread owning the engine.
@@ -318,13 +362,15 @@ mod aio {
                 iocbs: vec![Iocb::default(); depth.max(1)],
                 pending: Vec::with_capacity(depth),
                 events: vec![IoEvent::default(); depth.max(1)],
+                in_kernel: 0,
             })
         }
     }
 
     impl Drop for Aio {
         fn drop(&mut self) {
-            // SAFETY: destroying a context we created; outstanding requests are cancelled.
+            // SAFETY: destroying a context we created; io_destroy cancels what it can
+            // and waits for the rest, so no request outlives the buffers.
             unsafe { libc::syscall(libc::SYS_io_destroy, self.ctx) };
         }
     }
@@ -334,7 +380,7 @@ mod aio {
             EngineKind::Libaio
         }
 
-        fn queue(&mut self, r: Request) -> io::Result<()> {
+        unsafe fn queue(&mut self, r: Request) -> io::Result<()> {
             let cb = self
                 .iocbs
                 .get_mut(r.slot)
@@ -369,12 +415,15 @@ mod aio {
                 };
                 if ret < 0 {
                     let e = io::Error::last_os_error();
-                    if e.raw_os_error() == Some(libc::EAGAIN) {
+                    // Out of kernel resources: wait for some of ours to finish, unless
+                    // none are out there to wait for.
+                    if e.raw_os_error() == Some(libc::EAGAIN) && self.in_kernel > 0 {
                         break;
                     }
                     return Err(e);
                 }
                 self.pending.drain(..ret as usize);
+                self.in_kernel += ret as usize;
             }
             loop {
                 // SAFETY: `events` has room for its length; a null timeout waits.
@@ -395,6 +444,7 @@ mod aio {
                     }
                     return Err(e);
                 }
+                self.in_kernel -= ret as usize;
                 for ev in &self.events[..ret as usize] {
                     done.push(Completion {
                         slot: ev.data as usize,

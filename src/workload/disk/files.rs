@@ -135,6 +135,29 @@ pub fn device_of(dir: &Path) -> Option<String> {
         .map(|(dev, _)| dev)
 }
 
+/// The offset and length alignment direct I/O needs on `path` (statx
+/// STATX_DIOALIGN, Linux 6.1+); `None` where the kernel does not say.
+pub fn direct_io_alignment(path: &Path) -> Option<usize> {
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statx fills a struct we own; the path is NUL-terminated.
+    let stx = unsafe {
+        let mut stx: libc::statx = std::mem::zeroed();
+        if libc::statx(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            0,
+            libc::STATX_DIOALIGN,
+            &mut stx,
+        ) != 0
+        {
+            return None;
+        }
+        stx
+    };
+    (stx.stx_mask & libc::STATX_DIOALIGN != 0 && stx.stx_dio_offset_align > 0)
+        .then_some(stx.stx_dio_offset_align as usize)
+}
+
 /// Opens a test file for I/O, direct or buffered.
 pub fn open(path: &Path, direct: bool, write: bool) -> Result<fs::File, FileError> {
     let mut opts = fs::OpenOptions::new();

@@ -81,12 +81,13 @@ pub enum JobError {
         engine: &'static str,
         source: std::io::Error,
     },
-    #[error("{path}: {op} at offset {offset} failed: {source}")]
+    #[error("{path}: {op} at offset {offset} failed: {source}{hint}")]
     Io {
         path: PathBuf,
         op: &'static str,
         offset: u64,
         source: std::io::Error,
+        hint: &'static str,
     },
     #[error("{path}: short {op} at offset {offset}: {got} of {want} bytes")]
     Short {
@@ -214,6 +215,28 @@ pub fn run(
     Ok(merged.expect("at least one job"))
 }
 
+/// An I/O error, with the likely cause when direct I/O was refused as invalid.
+fn io_error(
+    path: &Path,
+    op: &'static str,
+    offset: u64,
+    source: std::io::Error,
+    direct: bool,
+) -> JobError {
+    let hint = if direct && source.raw_os_error() == Some(libc::EINVAL) {
+        " (direct I/O needs block sizes and offsets aligned to the device's sector size: try --bs 4K or --buffered)"
+    } else {
+        ""
+    };
+    JobError::Io {
+        path: path.to_path_buf(),
+        op,
+        offset,
+        source,
+        hint,
+    }
+}
+
 fn op_name(op: Op) -> &'static str {
     match op {
         Op::Read => "read",
@@ -231,29 +254,37 @@ fn run_thread(
 ) -> Result<JobResult, JobError> {
     let file = files::open(path, spec.direct, spec.pattern.writes())?;
     let fd = file.as_raw_fd();
+    let bs = spec.block_size;
+    // Each slot's buffer starts on a 4 KiB boundary, whatever the block size.
+    let stride = bs.next_multiple_of(4096);
+    let async_depth = spec.iodepth.max(1);
+    // Declared before the engine so that it outlives it: engines wait for requests in
+    // flight when dropped, and those requests point into these buffers.
+    let buffers = AlignedBuffer::new(async_depth * stride).ok_or_else(|| {
+        io_error(
+            path,
+            "buffer allocation",
+            0,
+            std::io::Error::from(std::io::ErrorKind::OutOfMemory),
+            false,
+        )
+    })?;
     let (mut engine, skipped) =
-        engine::open(spec.engine, fd, spec.iodepth).map_err(|source| JobError::Engine {
+        engine::open(spec.engine, fd, async_depth).map_err(|source| JobError::Engine {
             path: path.to_path_buf(),
             engine: spec.engine.map_or("any", EngineKind::name),
             source,
         })?;
     let kind = engine.kind();
     let depth = if kind.is_async() && spec.pattern != Pattern::Fsync {
-        spec.iodepth.max(1)
+        async_depth
     } else {
         1
     };
-    let bs = spec.block_size;
-    let buffers = AlignedBuffer::new(depth * bs).ok_or_else(|| JobError::Io {
-        path: path.to_path_buf(),
-        op: "buffer allocation",
-        offset: 0,
-        source: std::io::Error::from(std::io::ErrorKind::OutOfMemory),
-    })?;
     let mut rng = Xoroshiro128Plus::seeded(spec.seed.wrapping_add(index as u64 * 0x9E37));
-    // SAFETY: the buffer is ours, `depth * bs` bytes long.
+    // SAFETY: the buffer is ours, `async_depth * stride` bytes long.
     files::fill_random(
-        unsafe { std::slice::from_raw_parts_mut(buffers.as_ptr(), depth * bs) },
+        unsafe { std::slice::from_raw_parts_mut(buffers.as_ptr(), async_depth * stride) },
         &mut rng,
     );
 
@@ -277,13 +308,15 @@ fn run_thread(
     let mut last_counted = ramp_end;
     let mut last_tick = start;
     let mut interrupted = false;
+    // The first error stops new requests; the loop still reaps what is in flight.
+    let mut failure: Option<JobError> = None;
 
     loop {
         let now = Instant::now();
         if stop_requested() {
             interrupted = true;
         }
-        let issuing = now < end && !interrupted;
+        let issuing = now < end && !interrupted && failure.is_none();
         if issuing {
             while let Some(slot) = free.pop() {
                 let op = if spec.pattern == Pattern::Fsync {
@@ -304,38 +337,38 @@ fn run_thread(
                     Op::Write
                 };
                 next_is_sync = spec.pattern == Pattern::Fsync && op == Op::Write;
-                let block = if spec.pattern.is_random() {
-                    rng.next_u64() % blocks
-                } else {
-                    let b = cursor % blocks;
-                    cursor += 1;
-                    b
+                let offset = match op {
+                    Op::Datasync => 0,
+                    _ if spec.pattern.is_random() => rng.next_u64() % blocks * bs as u64,
+                    _ => {
+                        cursor += 1;
+                        (cursor - 1) % blocks * bs as u64
+                    }
                 };
-                let offset = block * bs as u64;
-                // SAFETY: slot < depth, so the slot's buffer lies inside `buffers`.
-                let buf = unsafe { buffers.as_ptr().add(slot * bs) };
+                // SAFETY: slot < depth <= async_depth, so the slot's buffer lies inside `buffers`.
+                let buf = unsafe { buffers.as_ptr().add(slot * stride) };
                 if op == Op::Write {
                     // Change every written block so deduplicating storage cannot skip it.
                     writes_issued += 1;
-                    // SAFETY: buf is 4096-aligned (bs is a multiple of 512) and holds bs >= 8 bytes.
+                    // SAFETY: buf is 4096-aligned and holds bs >= 512 bytes.
                     unsafe { buf.cast::<u64>().write(writes_issued ^ rng.next_u64()) };
                 }
                 ops[slot] = (op, offset);
                 started[slot] = Instant::now();
-                engine
-                    .queue(Request {
-                        slot,
-                        op,
-                        offset,
-                        len: bs,
-                        buf,
-                    })
-                    .map_err(|source| JobError::Io {
-                        path: path.to_path_buf(),
-                        op: op_name(op),
-                        offset,
-                        source,
-                    })?;
+                let request = Request {
+                    slot,
+                    op,
+                    offset,
+                    len: bs,
+                    buf,
+                };
+                // SAFETY: the slot's buffer lives in `buffers`, which outlives the
+                // engine, and the slot is not reused before its completion is reaped.
+                if let Err(source) = unsafe { engine.queue(request) } {
+                    failure = Some(io_error(path, op_name(op), offset, source, spec.direct));
+                    free.push(slot);
+                    break;
+                }
                 in_flight += 1;
                 if spec.pattern == Pattern::Fsync {
                     break;
@@ -346,14 +379,11 @@ fn run_thread(
             break;
         }
         done.clear();
+        // If this fails the engine cannot be drained here; dropping it waits for its
+        // requests before the buffers go.
         engine
             .submit_and_wait(1, &mut done)
-            .map_err(|source| JobError::Io {
-                path: path.to_path_buf(),
-                op: "submit",
-                offset: 0,
-                source,
-            })?;
+            .map_err(|source| io_error(path, "submit", 0, source, spec.direct))?;
         let t = Instant::now();
         if cpu_at_ramp_end.is_none() && t >= ramp_end {
             cpu_at_ramp_end = Some(CpuTime::thread_now());
@@ -363,21 +393,19 @@ fn run_thread(
             free.push(c.slot);
             let (op, offset) = ops[c.slot];
             if c.result < 0 {
-                return Err(JobError::Io {
-                    path: path.to_path_buf(),
-                    op: op_name(op),
-                    offset,
-                    source: std::io::Error::from_raw_os_error(-c.result as i32),
-                });
+                let source = std::io::Error::from_raw_os_error(-c.result as i32);
+                failure.get_or_insert(io_error(path, op_name(op), offset, source, spec.direct));
+                continue;
             }
             if op != Op::Datasync && (c.result as usize) < bs {
-                return Err(JobError::Short {
+                failure.get_or_insert(JobError::Short {
                     path: path.to_path_buf(),
                     op: op_name(op),
                     offset,
                     got: c.result,
                     want: bs,
                 });
+                continue;
             }
             if t < ramp_end || t > end {
                 continue;
@@ -409,9 +437,13 @@ fn run_thread(
             last_tick = t;
         }
     }
+    if let Some(e) = failure {
+        return Err(e);
+    }
     let cpu_from = cpu_at_ramp_end.unwrap_or_else(CpuTime::thread_now);
     // A partial last second would read as a drop in the timeline: keep whole seconds.
-    let whole = last_counted.saturating_duration_since(ramp_end).as_secs() as usize;
+    let measured_until = if interrupted { last_counted } else { end };
+    let whole = measured_until.saturating_duration_since(ramp_end).as_secs() as usize;
     seconds.truncate(whole.max(1).min(seconds.len()));
     Ok(JobResult {
         read,

@@ -200,6 +200,18 @@ pub fn run(
     }
     let path = dir.path().join("hostbench.0");
     files::lay_out(&path, spec.size, 0x5eed)?;
+    if let Some(align) = files::direct_io_alignment(&path) {
+        for t in spec.tests.iter().filter(|t| t.job.direct) {
+            if t.job.block_size % align != 0 {
+                return Err(SpecError::new(
+                    format!("bs={}", t.job.block_size),
+                    format!("direct I/O on this file system needs multiples of {align} bytes"),
+                    format!("use a block size that is a multiple of {align}, or --buffered"),
+                )
+                .into());
+            }
+        }
+    }
     let device = files::device_of(dir.path()).unwrap_or_else(|| "unknown".into());
 
     let mut outcomes = Vec::new();
@@ -335,7 +347,7 @@ fn outcome(
         r.engine.name(),
         if r.skipped_engines.is_empty() { String::new() } else { format!(" ({})", r.skipped_engines.join("; ")) },
         if j.direct { "direct" } else { "buffered" },
-        if r.engine.is_async() { j.iodepth } else { 1 },
+        if r.engine.is_async() && j.pattern != Pattern::Fsync { j.iodepth } else { 1 },
         j.jobs,
         format_bytes(spec.size),
         j.runtime.as_secs_f64(),
@@ -349,7 +361,10 @@ fn outcome(
     if !j.direct && j.pattern.reads() {
         o.note("buffered reads of a file just written come from the page cache: memory speed, not the disk's");
     }
-    if !j.direct && j.engine == Some(EngineKind::Libaio) {
+    if !j.direct && j.pattern.writes() && j.pattern != Pattern::Fsync {
+        o.note("buffered writes land in the page cache first: the rate is memory's until writeback catches up");
+    }
+    if !j.direct && r.engine == EngineKind::Libaio {
         o.note("libaio without direct I/O blocks at submission, so the queue depth is not reached");
     }
     if !r.engine.is_async() && j.iodepth > 1 && j.pattern != Pattern::Fsync {

@@ -2,6 +2,7 @@
 //! folder) per peer. They translate to workload specs and render outcomes; no
 //! measurement logic lives here.
 
+pub mod dd;
 pub mod sysbench;
 
 use std::ffi::OsString;
@@ -15,6 +16,7 @@ pub fn dispatch(name: &str, args: &[OsString]) -> Option<ExitCode> {
         .collect();
     match name {
         "sysbench" => Some(sysbench::main(&args)),
+        "dd" => Some(dd::main(&args)),
         _ => None,
     }
 }

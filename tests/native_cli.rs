@@ -162,13 +162,18 @@ fn ctrl_c_reports_what_was_measured() {
 
 #[test]
 fn main_job_quick_profile() {
-    let v = json(&["run", "--profile", "quick", "--json"]);
+    let dir = tempfile::tempdir().unwrap();
+    let dir_arg = dir.path().to_str().unwrap();
+    let v = json(&["run", "--profile", "quick", "--dir", dir_arg, "--json"]);
     let areas: Vec<_> = v["summary"]
         .as_array()
         .unwrap()
         .iter()
         .map(|l| l["area"].clone())
         .collect();
-    assert_eq!(areas, ["cpu", "memory"]);
-    assert!(v["outcomes"].as_array().unwrap().len() >= 3);
+    assert_eq!(areas, ["cpu", "memory", "disk"]);
+    // cpu, bandwidth, latency and the seven disk tests.
+    assert_eq!(v["outcomes"].as_array().unwrap().len(), 10);
+    let left = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(left, 0, "disk files left behind");
 }

@@ -464,3 +464,175 @@ fn line_structure_matches_real_sysbench() {
         );
     }
 }
+
+fn in_dir(dir: &std::path::Path, args: &[&str]) -> Output {
+    let mut full = vec!["sysbench"];
+    full.extend_from_slice(args);
+    hostbench().current_dir(dir).args(&full).output().unwrap()
+}
+
+/// COMPAT.md's three fileio command lines (sizes and times shrunk).
+#[test]
+fn fileio_lines_from_compat() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let seqwr = [
+        "--threads=4",
+        "--time=2",
+        "--report-interval=1",
+        "fileio",
+        "--file-num=2",
+        "--file-total-size=32M",
+        "--file-test-mode=seqwr",
+    ];
+    let out = in_dir(d, &[&seqwr[..], &["prepare"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out)
+            .contains("2 files, 16384Kb each, 32Mb total\nCreating files for the test...\n"),
+        "{}",
+        stdout(&out)
+    );
+    let out = in_dir(d, &[&seqwr[..], &["run"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("Doing sequential write (creation) test\n"),
+        "{text}"
+    );
+    assert!(text.contains("[ 1s ] reads: 0.00 MiB/s writes: "), "{text}");
+    assert!(number_after(&text, "written, MiB/s:") > 0.0);
+    check_general_report(&text);
+
+    let out = in_dir(d, &[&seqwr[..], &["cleanup"]].concat());
+    assert!(out.status.success());
+
+    let rndrw = [
+        "--threads=32",
+        "--time=2",
+        "--test=fileio",
+        "--file-num=1",
+        "--file-block-size=8192",
+        "--file-total-size=16M",
+        "--file-test-mode=rndrw",
+        "--verbosity=5",
+    ];
+    let out = in_dir(d, &[&rndrw[..], &["prepare"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = in_dir(d, &[&rndrw[..], &["run"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let (reads, writes) = (
+        number_after(&text, "reads/s:"),
+        number_after(&text, "writes/s:"),
+    );
+    assert!((reads / writes - 1.5).abs() < 0.05, "{reads} / {writes}");
+    assert!(text.contains("DEBUG: Worker thread (#31) initialized"));
+    let out = in_dir(d, &[&rndrw[..], &["cleanup"]].concat());
+    assert!(out.status.success());
+
+    let out = in_dir(
+        d,
+        &[
+            "fileio",
+            "--file-test-mode=rndrw",
+            "--file-total-size=16M",
+            "--max-time=1",
+            "--max-requests=0",
+            "run",
+        ],
+    );
+    // 128 files of 16M/128 were not prepared: sysbench's own complaint.
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("FATAL: Cannot open file 'test_file.0' errno = 2 (No such file or directory)\nWARNING: Did you forget to run the prepare step?\n"));
+    let out = in_dir(
+        d,
+        &[
+            "fileio",
+            "--file-total-size=16M",
+            "--file-test-mode=rndrw",
+            "prepare",
+        ],
+    );
+    assert!(out.status.success());
+    let out = in_dir(
+        d,
+        &[
+            "fileio",
+            "--file-test-mode=rndrw",
+            "--file-total-size=16M",
+            "--max-time=1",
+            "--max-requests=0",
+            "run",
+        ],
+    );
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(stdout(&out).starts_with("WARNING: --max-time is deprecated, use --time instead\n"));
+    let out = in_dir(d, &["fileio", "--file-total-size=16M", "cleanup"]);
+    assert!(out.status.success());
+    assert_eq!(
+        std::fs::read_dir(d).unwrap().count(),
+        0,
+        "cleanup left files"
+    );
+}
+
+#[test]
+fn fileio_structure_matches_real_sysbench() {
+    if !have("sysbench") {
+        eprintln!("skipped: Debian's sysbench is not installed (the test script installs it)");
+        return;
+    }
+    let ours_dir = tempfile::tempdir().unwrap();
+    let theirs_dir = tempfile::tempdir().unwrap();
+    let base = ["fileio", "--file-num=4", "--file-total-size=16M"];
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["prepare"],
+        vec!["prepare"],
+        vec!["--file-test-mode=rndrw", "--time=1", "run"],
+        vec![
+            "--file-test-mode=seqrd",
+            "--time=1",
+            "--file-extra-flags=direct",
+            "--file-merged-requests=4",
+            "run",
+        ],
+        vec![
+            "--file-test-mode=rndwr",
+            "--events=500",
+            "--time=0",
+            "--file-fsync-freq=0",
+            "--file-fsync-end=off",
+            "run",
+        ],
+        vec![
+            "--file-test-mode=seqrewr",
+            "--time=1",
+            "--file-fsync-all",
+            "run",
+        ],
+        vec!["run"],
+        vec!["--file-test-mode=bogus", "run"],
+        vec!["cleanup"],
+        vec!["--file-test-mode=rndrd", "--time=1", "run"],
+    ];
+    for extra in commands {
+        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        let ours = in_dir(ours_dir.path(), &args);
+        let theirs = std::process::Command::new("sysbench")
+            .current_dir(theirs_dir.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(ours.status.code(), theirs.status.code(), "{args:?}");
+        let (o, t) = (
+            stdout(&ours),
+            String::from_utf8_lossy(&theirs.stdout).into_owned(),
+        );
+        assert_eq!(
+            skeleton(&o),
+            skeleton(&t),
+            "{args:?}\n--- hostbench ---\n{o}\n--- sysbench ---\n{t}"
+        );
+    }
+}

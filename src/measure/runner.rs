@@ -38,6 +38,9 @@ pub trait EventWorker: Send {
     }
     /// The timed body of one event.
     fn execute(&mut self);
+    /// Runs once when the thread stops, untimed but inside the run's total time
+    /// (sysbench's per-thread "done" hook: fileio's closing fsync).
+    fn finish(&mut self) {}
 }
 
 /// Called from the runner's own thread while workers run.
@@ -256,6 +259,7 @@ fn worker_loop<W: EventWorker>(
         slot.events.store(totals.events, Ordering::Relaxed);
         slot.histogram.record(ns);
     }
+    worker.finish();
     totals
 }
 

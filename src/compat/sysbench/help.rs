@@ -1,10 +1,11 @@
 //! sysbench's help pages, listing the options this personality accepts.
 
-use super::options::{Def, GENERAL, Kind, LATENCY, LOG, RANDOM, TESTS};
+use super::options::{Def, GENERAL, Kind, LATENCY, LOG, NO_DEFAULT, RANDOM, TESTS};
 
 fn signature(d: &Def) -> String {
     match d.kind {
-        Kind::Int => format!("--{}=N", d.name),
+        Kind::Int | Kind::Float => format!("--{}=N", d.name),
+        Kind::List => format!("--{}=[LIST,...]", d.name),
         Kind::Bool => format!("--{}[=on|off]", d.name),
         Kind::Size => format!("--{}=SIZE", d.name),
         Kind::Text => format!("--{}=STRING", d.name),
@@ -17,7 +18,7 @@ fn section(defs: &[Def]) -> String {
     defs.iter()
         .filter(|d| d.name != "test")
         .map(|d| {
-            let default = if d.name == "config-file" {
+            let default = if d.default == NO_DEFAULT {
                 String::new()
             } else {
                 format!(" [{}]", d.default)

@@ -7,6 +7,7 @@
 //! `--config-file` are refused with a message instead of half-working; Ctrl-C prints
 //! the partial report (sysbench dies without one).
 
+mod fileio;
 mod help;
 pub mod options;
 pub mod report;
@@ -24,7 +25,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 /// A message and where it goes; every failure exits 1, as sysbench's do.
-enum Fail {
+pub(super) enum Fail {
     /// Printed on stdout (sysbench's FATAL messages).
     Stdout(String),
     /// Printed on stderr.
@@ -32,7 +33,7 @@ enum Fail {
 }
 
 /// Output that follows the verbosity rule: notices (level 3) print only at >= 3.
-struct Log {
+pub(super) struct Log {
     verbosity: i64,
 }
 
@@ -69,7 +70,7 @@ pub fn main(args: &[String]) -> ExitCode {
 }
 
 /// General options after sysbench's checks and its deprecated aliases.
-struct General {
+pub(super) struct General {
     threads: usize,
     time: i64,
     events: i64,
@@ -81,7 +82,7 @@ struct General {
     validate: bool,
 }
 
-fn int_option(line: &CommandLine, name: &str, default: i64) -> Result<i64, Fail> {
+pub(super) fn int_option(line: &CommandLine, name: &str, default: i64) -> Result<i64, Fail> {
     match line.text(name) {
         None => Ok(default),
         Some(v) => parse_int(v).ok_or_else(|| {
@@ -151,11 +152,6 @@ fn run(args: &[String]) -> Result<ExitCode, Fail> {
         return Ok(ExitCode::SUCCESS);
     };
     let Some(test_defs) = options::test_options(&test) else {
-        if test == "fileio" {
-            return Err(Fail::Stdout(
-                "FATAL: the 'fileio' test is not available in hostbench yet (it comes with the disk workload)\n".into(),
-            ));
-        }
         return Err(Fail::Stdout(format!(
             "FATAL: Cannot find benchmark '{test}': no such built-in test, file or module\n"
         )));
@@ -178,6 +174,10 @@ fn run(args: &[String]) -> Result<ExitCode, Fail> {
         Some("help") => {
             print!("{}", help::test(&test, test_defs));
             return Ok(ExitCode::SUCCESS);
+        }
+        Some(cmd @ ("prepare" | "cleanup" | "run")) if test == "fileio" => {
+            refuse_unsupported(&line)?;
+            return fileio::command(cmd, &line, &general, &log);
         }
         Some(cmd @ ("prepare" | "cleanup" | "prewarm")) => {
             return Err(Fail::Stderr(format!(
@@ -328,7 +328,7 @@ fn refuse_unsupported(line: &CommandLine) -> Result<(), Fail> {
     Ok(())
 }
 
-fn run_options(general: &General, events_apply: bool) -> RunOptions {
+pub(super) fn run_options(general: &General, events_apply: bool) -> RunOptions {
     RunOptions {
         // Negative limits behave as "none", as sysbench's unsigned arithmetic makes them.
         time: (general.time > 0).then(|| Duration::from_secs(general.time as u64)),
@@ -339,7 +339,7 @@ fn run_options(general: &General, events_apply: bool) -> RunOptions {
     }
 }
 
-fn header(general: &General, log: &Log) {
+pub(super) fn header(general: &General, log: &Log) {
     let mut text = String::from("Running the test with following options:\n");
     text += &format!("Number of threads: {}\n", general.threads);
     if general.report_interval != 0 {
@@ -363,7 +363,7 @@ fn header(general: &General, log: &Log) {
     log.notice(&text);
 }
 
-fn starting_workers(general: &General, log: &Log) {
+pub(super) fn starting_workers(general: &General, log: &Log) {
     log.notice("Initializing worker threads...\n\n");
     for t in 0..general.threads {
         log.debug(&format!(
@@ -377,7 +377,7 @@ fn starting_workers(general: &General, log: &Log) {
 }
 
 /// After the workers stop: verbosity-4 messages, then the histogram if asked for.
-fn finished(o: &Outcome, general: &General, log: &Log, quota_ended: bool) {
+pub(super) fn finished(o: &Outcome, general: &General, log: &Log, quota_ended: bool) {
     let events: u64 = o.threads.iter().map(|t| t.events).sum();
     if !quota_ended && !o.interrupted {
         let reason = if general.events > 0 && events >= general.events as u64 {
@@ -401,7 +401,7 @@ fn finished(o: &Outcome, general: &General, log: &Log, quota_ended: bool) {
     }
 }
 
-fn closing(o: &Outcome, general: &General, log: &Log) -> ExitCode {
+pub(super) fn closing(o: &Outcome, general: &General, log: &Log) -> ExitCode {
     log.notice("\n");
     log.notice(&report::general_statistics(o, general.percentile));
     if o.interrupted {

@@ -12,7 +12,14 @@ pub enum Kind {
     Bool,
     Size,
     Text,
+    /// A comma-separated list (`--file-extra-flags`).
+    List,
+    /// A number that may have a fraction (`--file-rw-ratio`); shown as `N`.
+    Float,
 }
+
+/// A default sysbench's help does not print.
+pub const NO_DEFAULT: &str = "\u{0}";
 
 /// An option sysbench accepts: name (with dashes), type, help text, default as printed.
 pub struct Def {
@@ -209,6 +216,82 @@ pub const MEMORY: &[Def] = &[
     ),
 ];
 
+pub const FILEIO: &[Def] = &[
+    def("file-num", Kind::Int, "number of files to create", "128"),
+    def(
+        "file-block-size",
+        Kind::Int,
+        "block size to use in all IO operations",
+        "16384",
+    ),
+    def(
+        "file-total-size",
+        Kind::Size,
+        "total size of files to create",
+        "2G",
+    ),
+    def(
+        "file-test-mode",
+        Kind::Text,
+        "test mode {seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw}",
+        NO_DEFAULT,
+    ),
+    def(
+        "file-io-mode",
+        Kind::Text,
+        "file operations mode {sync,async,mmap}",
+        "sync",
+    ),
+    def(
+        "file-async-backlog",
+        Kind::Int,
+        "number of asynchronous operatons to queue per thread",
+        "128",
+    ),
+    def(
+        "file-extra-flags",
+        Kind::List,
+        "list of additional flags to use to open files {sync,dsync,direct}",
+        "",
+    ),
+    def(
+        "file-fsync-freq",
+        Kind::Int,
+        "do fsync() after this number of requests (0 - don't use fsync())",
+        "100",
+    ),
+    def(
+        "file-fsync-all",
+        Kind::Bool,
+        "do fsync() after each write operation",
+        "off",
+    ),
+    def(
+        "file-fsync-end",
+        Kind::Bool,
+        "do fsync() at the end of test",
+        "on",
+    ),
+    def(
+        "file-fsync-mode",
+        Kind::Text,
+        "which method to use for synchronization {fsync, fdatasync}",
+        "fsync",
+    ),
+    def(
+        "file-merged-requests",
+        Kind::Int,
+        "merge at most this number of IO requests if possible (0 - don't merge)",
+        "0",
+    ),
+    def(
+        "file-rw-ratio",
+        Kind::Float,
+        "reads/writes ratio for combined test",
+        "1.5",
+    ),
+];
+
 pub const THREADS: &[Def] = &[
     def(
         "thread-yields",
@@ -237,6 +320,7 @@ pub const MUTEX: &[Def] = &[
 
 /// The built-in tests: name, description, options.
 pub const TESTS: &[(&str, &str, &[Def])] = &[
+    ("fileio", "File I/O test", FILEIO),
     ("cpu", "CPU performance test", CPU),
     ("memory", "Memory functions speed test", MEMORY),
     ("threads", "Threads subsystem performance test", THREADS),

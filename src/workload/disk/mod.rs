@@ -5,6 +5,7 @@
 //! system, the file system and device, the engine that ran.
 
 pub mod engine;
+pub mod fileio;
 pub mod files;
 pub mod job;
 

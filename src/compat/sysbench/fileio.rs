@@ -1,0 +1,264 @@
+//! sysbench's `fileio` test: `prepare`, `run`, `cleanup`, its options and its 1.0.20
+//! output, over `workload::disk::fileio`.
+
+use super::options::{CommandLine, FILEIO, parse_bool, parse_size};
+use super::report::FileioIntervalPrinter;
+use super::{
+    Fail, General, Log, closing, finished, header, int_option, run_options, starting_workers,
+};
+use crate::workload::disk::fileio::{self, ExtraFlags, FileAction, FileMode, FileTest, FileioSpec};
+use std::process::ExitCode;
+
+fn spec(line: &CommandLine, general: &General) -> Result<FileioSpec, Fail> {
+    let int = |name: &str, default: i64| int_option(line, name, default);
+    let bool_opt = |name: &str, default: bool| -> Result<bool, Fail> {
+        match line.options.get(name) {
+            None => Ok(default),
+            Some(v) => parse_bool(v.as_deref()).ok_or_else(|| {
+                Fail::Stderr(format!(
+                    "invalid option: --{name}={}\n",
+                    v.as_deref().unwrap_or("")
+                ))
+            }),
+        }
+    };
+    let mode =
+        match line.text("file-test-mode") {
+            None => None,
+            Some(m) => Some(FileMode::parse(m).ok_or_else(|| {
+                Fail::Stdout(format!("FATAL: Invalid IO operations mode: {m}.\n"))
+            })?),
+        };
+    match line.text("file-io-mode").unwrap_or("sync") {
+        "sync" => {}
+        m @ ("async" | "mmap") => {
+            return Err(Fail::Stdout(format!(
+                "FATAL: --file-io-mode={m} is not supported by hostbench's sysbench personality yet; use sync (see docs/compat-sysbench.md)\n"
+            )));
+        }
+        m => return Err(Fail::Stdout(format!("FATAL: Invalid IO mode: {m}.\n"))),
+    }
+    let mut extra_flags = ExtraFlags::default();
+    for flag in line
+        .text("file-extra-flags")
+        .unwrap_or("")
+        .split(',')
+        .filter(|f| !f.is_empty())
+    {
+        match flag {
+            "sync" => extra_flags.sync = true,
+            "dsync" => extra_flags.dsync = true,
+            "direct" => extra_flags.direct = true,
+            other => {
+                return Err(Fail::Stdout(format!(
+                    "FATAL: Invalid value for file-extra-flags: {other}\n"
+                )));
+            }
+        }
+    }
+    let fdatasync = match line.text("file-fsync-mode").unwrap_or("fsync") {
+        "fsync" => false,
+        "fdatasync" => true,
+        m => return Err(Fail::Stdout(format!("FATAL: Invalid fsync mode: {m}.\n"))),
+    };
+    let rw_ratio = match line.text("file-rw-ratio") {
+        None => 1.5,
+        Some(v) => v
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|r| r.is_finite() && *r >= 0.0)
+            .ok_or_else(|| {
+                Fail::Stderr(format!(
+                    "Invalid value for the 'file_rw_ratio' option: '{v}'\n"
+                ))
+            })?,
+    };
+    let file_num = int("file-num", 128)?;
+    let block_size = int("file-block-size", 16384)?;
+    let fsync_freq = int("file-fsync-freq", 100)?;
+    let merged = int("file-merged-requests", 0)?;
+    int("file-async-backlog", 128)?;
+    for (name, v) in [("file-num", file_num), ("file-block-size", block_size)] {
+        if v <= 0 {
+            return Err(Fail::Stdout(format!(
+                "FATAL: Invalid value for {name}: {v}.\n"
+            )));
+        }
+    }
+    let total_size = parse_size(line.text("file-total-size").unwrap_or("2G"));
+    let s = FileioSpec {
+        run: run_options(general, true),
+        threads: general.threads,
+        dir: ".".into(),
+        file_num: file_num as usize,
+        block_size: block_size as usize,
+        total_size,
+        mode,
+        extra_flags,
+        fsync_freq: fsync_freq.max(0) as u64,
+        fsync_all: bool_opt("file-fsync-all", false)?,
+        fsync_end: bool_opt("file-fsync-end", true)?,
+        fdatasync,
+        merged_requests: merged.max(0) as u64,
+        rw_ratio,
+        seed: (general.rand_seed != 0).then_some(general.rand_seed as u64),
+        percentiles: if general.percentile > 0 {
+            vec![general.percentile as f64]
+        } else {
+            vec![]
+        },
+    };
+    s.validate()
+        .map_err(|e| Fail::Stdout(format!("FATAL: {e}\n")))?;
+    Ok(s)
+}
+
+fn flags_text(f: ExtraFlags) -> String {
+    let mut s = String::new();
+    for (on, name) in [(f.sync, "sync"), (f.dsync, "dsync"), (f.direct, "directio")] {
+        if on {
+            s += name;
+            s.push(' ');
+        }
+    }
+    if s.is_empty() { "(none)".into() } else { s }
+}
+
+pub(super) fn command(
+    cmd: &str,
+    line: &CommandLine,
+    general: &General,
+    log: &Log,
+) -> Result<ExitCode, Fail> {
+    let s = spec(line, general)?;
+    match cmd {
+        "prepare" => prepare(&s, log),
+        "cleanup" => {
+            log.notice("Removing test files...\n");
+            fileio::cleanup(&s).map_err(|e| Fail::Stdout(format!("FATAL: {e}\n")))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        _ => run(&s, general, log),
+    }
+}
+
+fn prepare(s: &FileioSpec, log: &Log) -> Result<ExitCode, Fail> {
+    log.notice(&format!(
+        "{} files, {}Kb each, {}Mb total\nCreating files for the test...\nExtra file open flags: {}\n",
+        s.file_num,
+        s.file_size() / 1024,
+        s.total_size / 1048576,
+        flags_text(s.extra_flags)
+    ));
+    let (bytes, took) = fileio::prepare(s, &mut |name, action| {
+        log.notice(&match action {
+            FileAction::Created => format!("Creating file {name}\n"),
+            FileAction::Reused => format!("Reusing existing file {name}\n"),
+            FileAction::Extended => format!("Extending existing file {name}\n"),
+        })
+    })
+    .map_err(|e| Fail::Stdout(format!("FATAL: {e}\n")))?;
+    if bytes == 0 {
+        log.notice("No bytes written.\n");
+    } else {
+        let secs = took.as_secs_f64();
+        log.notice(&format!(
+            "{bytes} bytes written in {secs:.2} seconds ({:.2} MiB/sec).\n",
+            bytes as f64 / 1048576.0 / secs.max(1e-9)
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run(s: &FileioSpec, general: &General, log: &Log) -> Result<ExitCode, Fail> {
+    let Some(mode) = s.mode else {
+        return Err(Fail::Stdout(format!(
+            "FATAL: Missing required argument: --file-test-mode\n\n{}",
+            super::help::test("fileio", FILEIO)
+        )));
+    };
+    header(general, log);
+    let mut text = format!(
+        "Extra file open flags: {}\n{} files, {}MiB each\n{}MiB total file size\nBlock size {}KiB\n",
+        flags_text(s.extra_flags),
+        s.file_num,
+        s.file_size() / 1048576,
+        s.file_size() * s.file_num as u64 / 1048576,
+        s.block_size / 1024
+    );
+    if s.merged_requests > 0 {
+        text += &format!(
+            "Merging requests up to {}KiB for sequential IO.\n",
+            s.block_size as u64 * s.merged_requests / 1024
+        );
+    }
+    if !mode.sequential() {
+        text += &format!(
+            "Number of IO requests: {}\nRead/Write ratio for combined random IO test: {:.2}\n",
+            general.events.max(0),
+            s.rw_ratio
+        );
+    }
+    if s.fsync_all {
+        text += "Calling fsync() after each write operation.\n";
+    } else {
+        if s.fsync_freq > 0 {
+            text += &format!(
+                "Periodic FSYNC enabled, calling fsync() each {} requests.\n",
+                s.fsync_freq
+            );
+        }
+        if s.fsync_end {
+            text += "Calling fsync() at the end of test, Enabled.\n";
+        }
+    }
+    text += &format!(
+        "Using synchronous I/O mode\nDoing {} test\n",
+        mode.description()
+    );
+    log.notice(&text);
+    let test = FileTest::open(s).map_err(|e| {
+        let hint = match e {
+            fileio::FileioError::Open { .. } => "WARNING: Did you forget to run the prepare step?\n",
+            fileio::FileioError::TooSmall { .. } => {
+                "WARNING: Did you run 'prepare' with different --file-total-size or --file-num values?\n"
+            }
+            _ => "",
+        };
+        Fail::Stdout(format!("FATAL: {e}\n{hint}"))
+    })?;
+    starting_workers(general, log);
+    let printer =
+        FileioIntervalPrinter::new(test.counters(), general.percentile, log.verbosity < 3);
+    let outcome = test
+        .run(&printer)
+        .map_err(|e| Fail::Stdout(format!("FATAL: {e}\n")))?;
+    finished(&outcome, general, log, false);
+    let rate = |name: &str| outcome.metric(name, None).map_or(0.0, |m| m.value);
+    log.notice(&format!(
+        "\nFile operations:\n    reads/s:                      {:.2}\n    writes/s:                     {:.2}\n    fsyncs/s:                     {:.2}\n\nThroughput:\n    read, MiB/s:                  {:.2}\n    written, MiB/s:               {:.2}\n",
+        rate("reads_per_sec"),
+        rate("writes_per_sec"),
+        rate("fsyncs_per_sec"),
+        rate("read_bytes_per_sec") / 1048576.0,
+        rate("write_bytes_per_sec") / 1048576.0
+    ));
+    Ok(closing(&outcome, general, log))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_names() {
+        assert_eq!(flags_text(ExtraFlags::default()), "(none)");
+        let f = ExtraFlags {
+            sync: true,
+            dsync: true,
+            direct: false,
+        };
+        assert_eq!(flags_text(f), "sync dsync ");
+    }
+}

@@ -32,22 +32,14 @@ cases=(
   "rndwr 16K buffered (fsync cycle)|--file-test-mode=rndwr|fsyncs/s:"
 )
 
-figure() { grep -F "$1" | head -1 | awk '{print $NF}'; }
-median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+# shellcheck source=bench/lib.sh
+. "$OLDPWD/bench/lib.sh"
 
 printf '%-34s %12s %12s %8s\n' "case" "hostbench" "sysbench" "ratio"
 for c in "${cases[@]}"; do
   IFS='|' read -r name args field <<<"$c"
   [[ $name =~ $CASES ]] || continue
-  hb=(); sb=()
-  for _ in $(seq "$RUNS"); do
-    # shellcheck disable=SC2086
-    hb+=("$("$HOSTBENCH" sysbench --time="$TIME" fileio $common $args run | figure "$field")")
-    # shellcheck disable=SC2086
-    sb+=("$(sysbench --time="$TIME" fileio $common $args run | figure "$field")")
-  done
-  mh=$(printf '%s\n' "${hb[@]}" | median)
-  ms=$(printf '%s\n' "${sb[@]}" | median)
-  printf '%-34s %12.2f %12.2f %8.3f   (hostbench: %s; sysbench: %s)\n' "$name" "$mh" "$ms" \
-    "$(awk -v a="$mh" -v b="$ms" 'BEGIN {print a/b}')" "${hb[*]}" "${sb[*]}"
+  # shellcheck disable=SC2086
+  compare_case "$name" "grep -F '$field' | head -1 | awk '{print \$NF}'" \
+    "$HOSTBENCH" sysbench --time="$TIME" fileio $common $args run -- sysbench --time="$TIME" fileio $common $args run
 done

@@ -26,28 +26,18 @@ cases=(
   "memory 1M seq write|--time=$TIME memory --memory-block-size=1M --memory-total-size=0 --memory-oper=write run|mib"
 )
 
-extract() { # $1 = eps|mib, report on stdin
-  case $1 in
-    eps) awk '/events per second:/ {print $4}' ;;
-    mib) sed -n 's/.*MiB transferred (\([0-9.]*\) MiB\/sec).*/\1/p' ;;
-  esac
-}
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
-median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+extract_eps="awk '/events per second:/ {print \$4}'"
+extract_mib="sed -n 's/.*MiB transferred (\\([0-9.]*\\) MiB\\/sec).*/\\1/p'"
 
-printf '%-28s %14s %14s %8s\n' "case" "hostbench" "sysbench" "ratio"
+printf '%-34s %12s %12s %8s\n' "case" "hostbench" "sysbench" "ratio"
 for c in "${cases[@]}"; do
   IFS='|' read -r name args what <<<"$c"
   [[ $name =~ $CASES ]] || continue
-  hb=(); sb=()
-  for _ in $(seq "$RUNS"); do
-    # shellcheck disable=SC2086
-    hb+=("$("$HOSTBENCH" sysbench $args | extract "$what")")
-    # shellcheck disable=SC2086
-    sb+=("$(sysbench $args | extract "$what")")
-  done
-  mh=$(printf '%s\n' "${hb[@]}" | median)
-  ms=$(printf '%s\n' "${sb[@]}" | median)
-  printf '%-28s %14.2f %14.2f %8.3f   (hostbench: %s; sysbench: %s)\n' "$name" "$mh" "$ms" \
-    "$(awk -v a="$mh" -v b="$ms" 'BEGIN {print a/b}')" "${hb[*]}" "${sb[*]}"
+  extract=$extract_eps
+  [ "$what" = mib ] && extract=$extract_mib
+  # shellcheck disable=SC2086
+  compare_case "$name" "$extract" "$HOSTBENCH" sysbench $args -- sysbench $args
 done

@@ -448,41 +448,20 @@ impl FileTest {
         let secs = result.elapsed.as_secs_f64().max(1e-9);
         let c = &test.counters;
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed) as f64;
-        o.push(
-            Metric::new("reads_per_sec", get(&c.reads) / secs, Unit::OpsPerSec).threads(s.threads),
-        );
-        o.push(
-            Metric::new("writes_per_sec", get(&c.writes) / secs, Unit::OpsPerSec)
-                .threads(s.threads),
-        );
-        o.push(
-            Metric::new("fsyncs_per_sec", get(&c.fsyncs) / secs, Unit::OpsPerSec)
-                .threads(s.threads),
-        );
-        o.push(
-            Metric::new(
-                "read_bytes_per_sec",
-                get(&c.bytes_read) / secs,
-                Unit::BytesPerSec,
-            )
-            .threads(s.threads),
-        );
-        o.push(
-            Metric::new(
+        for (name, value, unit) in [
+            ("reads_per_sec", get(&c.reads), Unit::OpsPerSec),
+            ("writes_per_sec", get(&c.writes), Unit::OpsPerSec),
+            ("fsyncs_per_sec", get(&c.fsyncs), Unit::OpsPerSec),
+            ("read_bytes_per_sec", get(&c.bytes_read), Unit::BytesPerSec),
+            (
                 "write_bytes_per_sec",
-                get(&c.bytes_written) / secs,
+                get(&c.bytes_written),
                 Unit::BytesPerSec,
-            )
-            .threads(s.threads),
-        );
-        o.push(
-            Metric::new(
-                "events_per_sec",
-                result.events_per_sec(),
-                Unit::EventsPerSec,
-            )
-            .threads(s.threads),
-        );
+            ),
+            ("events_per_sec", result.events() as f64, Unit::EventsPerSec),
+        ] {
+            o.push(Metric::new(name, value / secs, unit).threads(s.threads));
+        }
         let mut ps = crate::model::STANDARD_PERCENTILES.to_vec();
         ps.extend(
             s.percentiles

@@ -30,6 +30,8 @@ cases=(
   "seqrd 1M direct|--file-test-mode=seqrd --file-block-size=1048576 --file-extra-flags=direct|read, MiB/s:"
   "seqwr 1M direct|--file-test-mode=seqrewr --file-block-size=1048576 --file-extra-flags=direct|written, MiB/s:"
   "rndwr 16K buffered (fsync cycle)|--file-test-mode=rndwr|fsyncs/s:"
+  "rndrw 16K async direct|--file-test-mode=rndrw --file-io-mode=async --file-extra-flags=direct|reads/s:"
+  "rndrw 16K mmap|--file-test-mode=rndrw --file-io-mode=mmap|reads/s:"
 )
 
 # shellcheck source=bench/lib.sh

@@ -6,7 +6,9 @@ use super::report::FileioIntervalPrinter;
 use super::{
     Fail, General, Log, closing, finished, header, int_option, run_options, starting_workers,
 };
-use crate::workload::disk::fileio::{self, ExtraFlags, FileAction, FileMode, FileTest, FileioSpec};
+use crate::workload::disk::fileio::{
+    self, ExtraFlags, FileAction, FileMode, FileTest, FileioSpec, IoMode,
+};
 use std::process::ExitCode;
 
 fn spec(line: &CommandLine, general: &General) -> Result<FileioSpec, Fail> {
@@ -29,15 +31,9 @@ fn spec(line: &CommandLine, general: &General) -> Result<FileioSpec, Fail> {
                 Fail::Stdout(format!("FATAL: Invalid IO operations mode: {m}.\n"))
             })?),
         };
-    match line.text("file-io-mode").unwrap_or("sync") {
-        "sync" => {}
-        m @ ("async" | "mmap") => {
-            return Err(Fail::Stdout(format!(
-                "FATAL: --file-io-mode={m} is not supported by hostbench's sysbench personality yet; use sync (see docs/compat-sysbench.md)\n"
-            )));
-        }
-        m => return Err(Fail::Stdout(format!("FATAL: Invalid IO mode: {m}.\n"))),
-    }
+    let io_mode = line.text("file-io-mode").unwrap_or("sync");
+    let io_mode = IoMode::parse(io_mode)
+        .ok_or_else(|| Fail::Stdout(format!("FATAL: Invalid IO mode: {io_mode}.\n")))?;
     let mut extra_flags = ExtraFlags::default();
     for flag in line
         .text("file-extra-flags")
@@ -78,7 +74,12 @@ fn spec(line: &CommandLine, general: &General) -> Result<FileioSpec, Fail> {
     let block_size = int("file-block-size", 16384)?;
     let fsync_freq = int("file-fsync-freq", 100)?;
     let merged = int("file-merged-requests", 0)?;
-    int("file-async-backlog", 128)?;
+    let backlog = int("file-async-backlog", 128)?;
+    if backlog <= 0 {
+        return Err(Fail::Stdout(format!(
+            "FATAL: Invalid value for file-async-backlog: {backlog}.\n"
+        )));
+    }
     for (name, v) in [("file-num", file_num), ("file-block-size", block_size)] {
         if v <= 0 {
             return Err(Fail::Stdout(format!(
@@ -96,6 +97,8 @@ fn spec(line: &CommandLine, general: &General) -> Result<FileioSpec, Fail> {
         total_size,
         mode,
         extra_flags,
+        io_mode,
+        async_backlog: backlog as usize,
         fsync_freq: fsync_freq.max(0) as u64,
         fsync_all: bool_opt("file-fsync-all", false)?,
         fsync_end: bool_opt("file-fsync-end", true)?,
@@ -214,7 +217,8 @@ fn run(s: &FileioSpec, general: &General, log: &Log) -> Result<ExitCode, Fail> {
         }
     }
     text += &format!(
-        "Using synchronous I/O mode\nDoing {} test\n",
+        "Using {} I/O mode\nDoing {} test\n",
+        s.io_mode.description(),
         mode.description()
     );
     log.notice(&text);

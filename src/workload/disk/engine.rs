@@ -57,6 +57,8 @@ pub enum Op {
 /// One request: `slot` identifies its buffer and comes back with the completion.
 #[derive(Debug, Clone, Copy)]
 pub struct Request {
+    /// The open file the request is for (one engine serves any number of files).
+    pub fd: RawFd,
     pub slot: usize,
     pub op: Op,
     pub offset: u64,
@@ -83,13 +85,17 @@ pub trait Engine {
     /// Submits what is queued and waits until at least `min` requests completed,
     /// appending them to `done`.
     fn submit_and_wait(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()>;
+    /// Submits what is queued without looking for completions (sync engines run
+    /// nothing here: their requests run when reaped).
+    fn submit(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The engine asked for, or with `fallback`, the first of io_uring, libaio, psync
 /// that can be set up. Returns the engine and why others were skipped.
 pub fn open(
     wanted: Option<EngineKind>,
-    fd: RawFd,
     depth: usize,
 ) -> io::Result<(Box<dyn Engine + Send>, Vec<String>)> {
     let order: Vec<EngineKind> = match wanted {
@@ -99,9 +105,9 @@ pub fn open(
     let mut skipped = Vec::new();
     for kind in order {
         let made: io::Result<Box<dyn Engine + Send>> = match kind {
-            EngineKind::IoUring => uring::Uring::new(fd, depth).map(|e| Box::new(e) as _),
-            EngineKind::Libaio => aio::Aio::new(fd, depth).map(|e| Box::new(e) as _),
-            EngineKind::Psync | EngineKind::Sync => Ok(Box::new(SyncEngine::new(fd, kind))),
+            EngineKind::IoUring => uring::Uring::new(depth).map(|e| Box::new(e) as _),
+            EngineKind::Libaio => aio::Aio::new(depth).map(|e| Box::new(e) as _),
+            EngineKind::Psync | EngineKind::Sync => Ok(Box::new(SyncEngine::new(kind))),
         };
         match made {
             Ok(engine) => return Ok((engine, skipped)),
@@ -126,7 +132,6 @@ fn errno_result(ret: isize) -> i64 {
 
 /// psync and sync: the request runs in `submit_and_wait`, one at a time.
 struct SyncEngine {
-    fd: RawFd,
     kind: EngineKind,
     queued: Vec<Request>,
 }
@@ -136,9 +141,8 @@ struct SyncEngine {
 unsafe impl Send for SyncEngine {}
 
 impl SyncEngine {
-    fn new(fd: RawFd, kind: EngineKind) -> Self {
+    fn new(kind: EngineKind) -> Self {
         Self {
-            fd,
             kind,
             queued: Vec::new(),
         }
@@ -148,17 +152,17 @@ impl SyncEngine {
         // SAFETY: the buffer is valid for `len` bytes (the job owns it); fd is open.
         let ret = unsafe {
             match (r.op, self.kind) {
-                (Op::Datasync, _) => libc::fdatasync(self.fd) as isize,
+                (Op::Datasync, _) => libc::fdatasync(r.fd) as isize,
                 (Op::Read, EngineKind::Sync) => {
-                    libc::lseek(self.fd, r.offset as i64, libc::SEEK_SET);
-                    libc::read(self.fd, r.buf.cast(), r.len)
+                    libc::lseek(r.fd, r.offset as i64, libc::SEEK_SET);
+                    libc::read(r.fd, r.buf.cast(), r.len)
                 }
                 (Op::Write, EngineKind::Sync) => {
-                    libc::lseek(self.fd, r.offset as i64, libc::SEEK_SET);
-                    libc::write(self.fd, r.buf.cast(), r.len)
+                    libc::lseek(r.fd, r.offset as i64, libc::SEEK_SET);
+                    libc::write(r.fd, r.buf.cast(), r.len)
                 }
-                (Op::Read, _) => libc::pread(self.fd, r.buf.cast(), r.len, r.offset as i64),
-                (Op::Write, _) => libc::pwrite(self.fd, r.buf.cast(), r.len, r.offset as i64),
+                (Op::Read, _) => libc::pread(r.fd, r.buf.cast(), r.len, r.offset as i64),
+                (Op::Write, _) => libc::pwrite(r.fd, r.buf.cast(), r.len, r.offset as i64),
             }
         };
         errno_result(ret)
@@ -192,13 +196,12 @@ mod uring {
 
     pub struct Uring {
         ring: IoUring,
-        fd: RawFd,
         /// Requests handed to the kernel and not yet reaped.
         in_flight: usize,
     }
 
     impl Uring {
-        pub fn new(fd: RawFd, depth: usize) -> io::Result<Self> {
+        pub fn new(depth: usize) -> io::Result<Self> {
             let entries = depth.max(1).next_power_of_two() as u32;
             let ring = IoUring::new(entries)?;
             // Kernels 5.1-5.5 set up a ring but lack these operations; fall back then.
@@ -218,11 +221,7 @@ mod uring {
                     "io_uring without probing (kernel older than 5.6)",
                 ));
             }
-            Ok(Self {
-                ring,
-                fd,
-                in_flight: 0,
-            })
+            Ok(Self { ring, in_flight: 0 })
         }
     }
 
@@ -246,7 +245,7 @@ mod uring {
         }
 
         unsafe fn queue(&mut self, r: Request) -> io::Result<()> {
-            let fd = types::Fd(self.fd);
+            let fd = types::Fd(r.fd);
             let entry = match r.op {
                 Op::Read => opcode::Read::new(fd, r.buf, r.len as u32)
                     .offset(r.offset)
@@ -272,6 +271,10 @@ mod uring {
             }
             self.in_flight += 1;
             Ok(())
+        }
+
+        fn submit(&mut self) -> io::Result<()> {
+            self.ring.submit().map(|_| ())
         }
 
         fn submit_and_wait(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
@@ -333,7 +336,6 @@ mod aio {
 
     pub struct Aio {
         ctx: AioContext,
-        fd: RawFd,
         /// One control block per slot. The vector is never resized, so the addresses
         /// handed to the kernel stay valid.
         iocbs: Vec<Iocb>,
@@ -347,7 +349,7 @@ mod aio {
     unsafe impl Send for Aio {}
 
     impl Aio {
-        pub fn new(fd: RawFd, depth: usize) -> io::Result<Self> {
+        pub fn new(depth: usize) -> io::Result<Self> {
             let mut ctx: AioContext = 0;
             // SAFETY: io_setup writes the new context id into `ctx`.
             let ret = unsafe {
@@ -358,7 +360,6 @@ mod aio {
             }
             Ok(Self {
                 ctx,
-                fd,
                 iocbs: vec![Iocb::default(); depth.max(1)],
                 pending: Vec::with_capacity(depth),
                 events: vec![IoEvent::default(); depth.max(1)],
@@ -392,7 +393,7 @@ mod aio {
                     Op::Write => CMD_PWRITE,
                     Op::Datasync => CMD_FDSYNC,
                 },
-                fildes: self.fd as u32,
+                fildes: r.fd as u32,
                 buf: r.buf as u64,
                 nbytes: r.len as u64,
                 offset: r.offset as i64,
@@ -402,7 +403,7 @@ mod aio {
             Ok(())
         }
 
-        fn submit_and_wait(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+        fn submit(&mut self) -> io::Result<()> {
             while !self.pending.is_empty() {
                 // SAFETY: the pointers refer to control blocks owned by self, never moved.
                 let ret = unsafe {
@@ -425,6 +426,11 @@ mod aio {
                 self.pending.drain(..ret as usize);
                 self.in_kernel += ret as usize;
             }
+            Ok(())
+        }
+
+        fn submit_and_wait(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+            self.submit()?;
             loop {
                 // SAFETY: `events` has room for its length; a null timeout waits.
                 let ret = unsafe {

@@ -5,9 +5,11 @@
 //! sequential modes share one cursor across threads, random modes draw a block
 //! uniformly over the whole set (repeats allowed), `rndrw` reads while
 //! `(reads + 1) / (writes + 1) < rw_ratio`, and every `fsync_freq` requests after a
-//! write the next `file_num` events fsync each file in turn. Only the synchronous I/O
-//! mode is implemented.
+//! write the next `file_num` events fsync each file in turn. I/O modes: `sync`
+//! (pread/pwrite), `async` (Linux AIO with a per-thread backlog; an event ends at
+//! submission, as in sysbench) and `mmap` (copies to and from shared mappings).
 
+use super::engine::{self, Completion, Engine, EngineKind, Op, Request};
 use crate::host::HostInfo;
 use crate::measure::rng::Xoroshiro128Plus;
 use crate::measure::runner::{self, EventWorker, Observer, RunOptions};
@@ -71,6 +73,35 @@ impl FileMode {
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoMode {
+    #[default]
+    Sync,
+    Async,
+    Mmap,
+}
+
+impl IoMode {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "sync" => IoMode::Sync,
+            "async" => IoMode::Async,
+            "mmap" => IoMode::Mmap,
+            _ => return None,
+        })
+    }
+
+    /// sysbench's `Using ... I/O mode` wording.
+    pub fn description(self) -> &'static str {
+        match self {
+            IoMode::Sync => "synchronous",
+            IoMode::Async => "asynchronous",
+            IoMode::Mmap => "fast mmaped",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct ExtraFlags {
     pub sync: bool,
     pub dsync: bool,
@@ -95,6 +126,9 @@ pub struct FileioSpec {
     pub total_size: u64,
     pub mode: Option<FileMode>,
     pub extra_flags: ExtraFlags,
+    pub io_mode: IoMode,
+    /// Requests in flight per thread in async mode.
+    pub async_backlog: usize,
     pub fsync_freq: u64,
     pub fsync_all: bool,
     pub fsync_end: bool,
@@ -276,6 +310,8 @@ struct Generator {
     dirty: bool,
     /// Next file to fsync while a periodic fsync cycle runs.
     fsyncing: Option<usize>,
+    // Requests generated (for the fsync cycle); completed reads and writes (for the
+    // rw ratio).
     reads: u64,
     writes: u64,
 }
@@ -283,6 +319,8 @@ struct Generator {
 pub struct FileTest {
     spec: FileioSpec,
     files: Vec<File>,
+    /// Whole-file shared mappings in mmap mode (address, length).
+    maps: Vec<(usize, usize)>,
     generator: Mutex<Generator>,
     counters: Arc<Counters>,
     failed: AtomicBool,
@@ -316,9 +354,32 @@ impl FileTest {
             }
             files.push(file);
         }
+        let mut maps = Vec::new();
+        if spec.io_mode == IoMode::Mmap {
+            for (i, f) in files.iter().enumerate() {
+                let len = spec.file_size() as usize;
+                // SAFETY: mapping an open file we keep open for the mapping's lifetime.
+                let addr = unsafe {
+                    libc::mmap(
+                        std::ptr::null_mut(),
+                        len,
+                        libc::PROT_READ | libc::PROT_WRITE,
+                        libc::MAP_SHARED,
+                        std::os::fd::AsRawFd::as_raw_fd(f),
+                        0,
+                    )
+                };
+                if addr == libc::MAP_FAILED {
+                    let e = io::Error::last_os_error();
+                    return Err(io_error("mmap", &format!("test_file.{i}"), 0, &e));
+                }
+                maps.push((addr as usize, len));
+            }
+        }
         Ok(Self {
             spec: spec.clone(),
             files,
+            maps,
             generator: Mutex::new(Generator {
                 current_file: 0,
                 position: 0,
@@ -354,19 +415,17 @@ impl FileTest {
             }
             return Req::Fsync { file };
         }
-        g.requests += 1;
         let file_size = s.file_size();
+        // The read and write counts move when requests complete (see `count`), as in
+        // sysbench: in async mode they lag the requests in flight. The request count
+        // and the dirty flag belong to the generator.
         let write = match mode {
             FileMode::SeqRd | FileMode::RndRd => false,
             FileMode::SeqWr | FileMode::SeqRewr | FileMode::RndWr => true,
             FileMode::RndRw => (g.reads + 1) as f64 / (g.writes + 1) as f64 >= s.rw_ratio,
         };
-        if write {
-            g.writes += 1;
-            g.dirty = true;
-        } else {
-            g.reads += 1;
-        }
+        g.requests += 1;
+        g.dirty |= write;
         let (file, pos, len) = if mode.sequential() {
             let (file, pos) = (g.current_file, g.position);
             let len = s.request_size().min(file_size - pos);
@@ -401,6 +460,21 @@ impl FileTest {
     }
 
     fn sync(&self, file: usize) -> io::Result<()> {
+        if let Some(&(addr, len)) = self.maps.get(file) {
+            // SAFETY: a mapping we created and keep until drop.
+            let r = unsafe {
+                libc::msync(
+                    addr as *mut libc::c_void,
+                    len,
+                    libc::MS_SYNC | libc::MS_INVALIDATE,
+                )
+            };
+            return if r == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            };
+        }
         if self.spec.fdatasync {
             self.files[file].sync_data()
         } else {
@@ -414,21 +488,40 @@ impl FileTest {
         let s = &test.spec;
         let mut workers = Vec::with_capacity(s.threads);
         for t in 0..s.threads {
-            let buffer = AlignedBuffer::new(s.request_size() as usize).expect("request buffer");
+            let slots = if s.io_mode == IoMode::Async {
+                s.async_backlog.max(1)
+            } else {
+                1
+            };
+            let stride = (s.request_size() as usize).next_multiple_of(4096);
+            let buffer = AlignedBuffer::new(slots * stride).expect("request buffers");
+            let aio = if s.io_mode == IoMode::Async {
+                let (engine, _) = engine::open(Some(EngineKind::Libaio), slots)
+                    .map_err(|e| io_error("set up Linux AIO for", "test_file.0", 0, &e))?;
+                Some(AsyncIo {
+                    engine,
+                    free: (0..slots).rev().collect(),
+                    slots: vec![Req::Fsync { file: 0 }; slots],
+                    in_flight: 0,
+                    done: Vec::with_capacity(slots),
+                })
+            } else {
+                None
+            };
             let mut rng = match s.seed {
                 Some(seed) => Xoroshiro128Plus::seeded(seed.wrapping_add(t as u64)),
                 None => Xoroshiro128Plus::from_entropy(t as u64),
             };
             // SAFETY: our own buffer of request_size bytes.
             super::files::fill_random(
-                unsafe {
-                    std::slice::from_raw_parts_mut(buffer.as_ptr(), s.request_size() as usize)
-                },
+                unsafe { std::slice::from_raw_parts_mut(buffer.as_ptr(), slots * stride) },
                 &mut rng,
             );
             workers.push(FileWorker {
+                aio,
                 test: Arc::clone(&test),
                 buffer,
+                stride,
                 rng,
                 next: None,
             });
@@ -481,9 +574,32 @@ impl FileTest {
     }
 }
 
+impl Drop for FileTest {
+    fn drop(&mut self) {
+        for &(addr, len) in &self.maps {
+            // SAFETY: unmapping what `open` mapped; no worker is left to use it.
+            unsafe { libc::munmap(addr as *mut libc::c_void, len) };
+        }
+    }
+}
+
+/// Async mode's per-thread state. Declared before the buffer in `FileWorker` so it is
+/// dropped first: the engine waits for its requests, which point into the buffer.
+struct AsyncIo {
+    engine: Box<dyn Engine + Send>,
+    free: Vec<usize>,
+    /// The request each slot carries.
+    slots: Vec<Req>,
+    in_flight: usize,
+    done: Vec<Completion>,
+}
+
 struct FileWorker {
+    aio: Option<AsyncIo>,
     test: Arc<FileTest>,
     buffer: AlignedBuffer,
+    /// Bytes between two request buffers in `buffer` (async mode has one per slot).
+    stride: usize,
     rng: Xoroshiro128Plus,
     next: Option<Req>,
 }
@@ -499,45 +615,26 @@ impl EventWorker for FileWorker {
 
     fn execute(&mut self) {
         let Some(req) = self.next.take() else { return };
-        let t = &self.test;
-        let c = &t.counters;
-        // SAFETY: our own buffer of request_size bytes; len never exceeds it.
-        let buf = |len: usize| unsafe { std::slice::from_raw_parts_mut(self.buffer.as_ptr(), len) };
-        let name = |file: usize| format!("test_file.{file}");
-        let outcome = match req {
-            Req::Read { file, pos, len } => t.files[file]
-                .read_exact_at(buf(len), pos)
-                .map(|_| {
-                    c.reads.fetch_add(1, Ordering::Relaxed);
-                    c.bytes_read.fetch_add(len as u64, Ordering::Relaxed);
-                })
-                .map_err(|e| io_error("read from", &name(file), pos, &e)),
-            Req::Write { file, pos, len } => t.files[file]
-                .write_all_at(buf(len), pos)
-                .map_err(|e| io_error("write to", &name(file), pos, &e))
-                .and_then(|_| {
-                    c.writes.fetch_add(1, Ordering::Relaxed);
-                    c.bytes_written.fetch_add(len as u64, Ordering::Relaxed);
-                    if t.spec.fsync_all {
-                        t.sync(file)
-                            .map_err(|e| io_error("fsync", &name(file), 0, &e))?;
-                        c.fsyncs.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Ok(())
-                }),
-            Req::Fsync { file } => t
-                .sync(file)
-                .map(|_| {
-                    c.fsyncs.fetch_add(1, Ordering::Relaxed);
-                })
-                .map_err(|e| io_error("fsync", &name(file), 0, &e)),
+        let result = match (&mut self.aio, req) {
+            (Some(aio), Req::Read { .. } | Req::Write { .. }) => {
+                submit(aio, &self.test, &self.buffer, self.stride, req)
+            }
+            _ => run_now(&self.test, &self.buffer, req),
         };
-        if let Err(e) = outcome {
-            t.fail(e);
+        if let Err(e) = result {
+            self.test.fail(e);
         }
     }
 
     fn finish(&mut self) {
+        if let Some(aio) = &mut self.aio {
+            while aio.in_flight > 0 {
+                if let Err(e) = reap(aio, &self.test, 1) {
+                    self.test.fail(e);
+                    break;
+                }
+            }
+        }
         let t = &self.test;
         if t.spec.fsync_end && !t.spec.mode.is_some_and(FileMode::read_only) {
             for file in 0..t.files.len() {
@@ -547,6 +644,151 @@ impl EventWorker for FileWorker {
             }
         }
     }
+}
+
+fn file_name(file: usize) -> String {
+    format!("test_file.{file}")
+}
+
+/// Counts a completed request, and fsyncs after it when every write must be synced.
+fn count(t: &FileTest, req: Req) -> Result<(), FileioError> {
+    let c = &t.counters;
+    if !matches!(req, Req::Fsync { .. }) {
+        let mut g = t.generator.lock().unwrap_or_else(|e| e.into_inner());
+        if matches!(req, Req::Write { .. }) {
+            g.writes += 1;
+        } else {
+            g.reads += 1;
+        }
+    }
+    match req {
+        Req::Read { len, .. } => {
+            c.reads.fetch_add(1, Ordering::Relaxed);
+            c.bytes_read.fetch_add(len as u64, Ordering::Relaxed);
+        }
+        Req::Write { file, len, .. } => {
+            c.writes.fetch_add(1, Ordering::Relaxed);
+            c.bytes_written.fetch_add(len as u64, Ordering::Relaxed);
+            if t.spec.fsync_all {
+                t.sync(file)
+                    .map_err(|e| io_error("fsync", &file_name(file), 0, &e))?;
+                c.fsyncs.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        Req::Fsync { .. } => {
+            c.fsyncs.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    Ok(())
+}
+
+/// sync and mmap modes: the request completes inside the event.
+fn run_now(t: &FileTest, buffer: &AlignedBuffer, req: Req) -> Result<(), FileioError> {
+    // SAFETY: the worker's own buffer holds at least one request (len <= request size).
+    let buf = |len: usize| unsafe { std::slice::from_raw_parts_mut(buffer.as_ptr(), len) };
+    match req {
+        Req::Read { file, pos, len } => match t.maps.get(file) {
+            // memcpy through FFI: the mapping is shared with other threads and with the
+            // kernel, outside what Rust's aliasing rules can describe.
+            // SAFETY: pos + len lies within the mapped file; the buffer holds len bytes.
+            Some(&(addr, _)) => unsafe {
+                libc::memcpy(
+                    buffer.as_ptr().cast(),
+                    (addr + pos as usize) as *const libc::c_void,
+                    len,
+                );
+            },
+            None => t.files[file]
+                .read_exact_at(buf(len), pos)
+                .map_err(|e| io_error("read from", &file_name(file), pos, &e))?,
+        },
+        Req::Write { file, pos, len } => match t.maps.get(file) {
+            // SAFETY: as for reads.
+            Some(&(addr, _)) => unsafe {
+                libc::memcpy(
+                    (addr + pos as usize) as *mut libc::c_void,
+                    buffer.as_ptr().cast(),
+                    len,
+                );
+            },
+            None => t.files[file]
+                .write_all_at(buf(len), pos)
+                .map_err(|e| io_error("write to", &file_name(file), pos, &e))?,
+        },
+        Req::Fsync { file } => t
+            .sync(file)
+            .map_err(|e| io_error("fsync", &file_name(file), 0, &e))?,
+    }
+    count(t, req)
+}
+
+/// async mode: queue the request and return once it is submitted; when the backlog
+/// is full, first wait for completions (sysbench waits the same way, and looks for
+/// completions only then).
+fn submit(
+    aio: &mut AsyncIo,
+    t: &FileTest,
+    buffer: &AlignedBuffer,
+    stride: usize,
+    req: Req,
+) -> Result<(), FileioError> {
+    if aio.free.is_empty() {
+        reap(aio, t, 1)?;
+    }
+    let slot = aio.free.pop().expect("a slot is free after a completion");
+    let (op, file, pos, len) = match req {
+        Req::Read { file, pos, len } => (Op::Read, file, pos, len),
+        Req::Write { file, pos, len } => (Op::Write, file, pos, len),
+        Req::Fsync { .. } => unreachable!("fsyncs run synchronously"),
+    };
+    let request = Request {
+        fd: std::os::fd::AsRawFd::as_raw_fd(&t.files[file]),
+        slot,
+        op,
+        offset: pos,
+        len,
+        // SAFETY: slot < backlog, so the slot's buffer lies inside `buffer`.
+        buf: unsafe { buffer.as_ptr().add(slot * stride) },
+    };
+    // SAFETY: the buffer outlives the engine (field order in FileWorker), and the slot
+    // is not reused before its completion is reaped.
+    unsafe { aio.engine.queue(request) }
+        .map_err(|e| io_error("submit", &file_name(file), pos, &e))?;
+    aio.slots[slot] = req;
+    aio.in_flight += 1;
+    aio.engine
+        .submit()
+        .map_err(|e| io_error("submit", &file_name(file), pos, &e))
+}
+
+/// Submits what is queued and counts completions, waiting for at least `min`.
+fn reap(aio: &mut AsyncIo, t: &FileTest, min: usize) -> Result<(), FileioError> {
+    aio.done.clear();
+    aio.engine
+        .submit_and_wait(min, &mut aio.done)
+        .map_err(|e| io_error("wait for", "test files", 0, &e))?;
+    for c in std::mem::take(&mut aio.done) {
+        aio.in_flight -= 1;
+        aio.free.push(c.slot);
+        let req = aio.slots[c.slot];
+        let (file, pos, len) = match req {
+            Req::Read { file, pos, len } | Req::Write { file, pos, len } => (file, pos, len),
+            Req::Fsync { file } => (file, 0, 0),
+        };
+        if c.result < 0 {
+            let e = io::Error::from_raw_os_error(-c.result as i32);
+            return Err(io_error("complete I/O on", &file_name(file), pos, &e));
+        }
+        if (c.result as usize) < len {
+            let e = io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("short transfer: {} of {len} bytes", c.result),
+            );
+            return Err(io_error("complete I/O on", &file_name(file), pos, &e));
+        }
+        count(t, req)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -569,6 +811,8 @@ mod tests {
             total_size: 1 << 20,
             mode: Some(mode),
             extra_flags: ExtraFlags::default(),
+            io_mode: IoMode::Sync,
+            async_backlog: 128,
             fsync_freq: 100,
             fsync_all: false,
             fsync_end: true,

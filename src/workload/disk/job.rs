@@ -270,7 +270,7 @@ fn run_thread(
         )
     })?;
     let (mut engine, skipped) =
-        engine::open(spec.engine, fd, async_depth).map_err(|source| JobError::Engine {
+        engine::open(spec.engine, async_depth).map_err(|source| JobError::Engine {
             path: path.to_path_buf(),
             engine: spec.engine.map_or("any", EngineKind::name),
             source,
@@ -356,6 +356,7 @@ fn run_thread(
                 ops[slot] = (op, offset);
                 started[slot] = Instant::now();
                 let request = Request {
+                    fd,
                     slot,
                     op,
                     offset,

@@ -52,6 +52,10 @@ fn same_files_and_record_lines_as_gnu_dd() {
         "if=DIR/src of=DIR/OUT bs=1k count=1 status=none",
         "if=DIR/src of=DIR/OUT bs=4096 oflag=direct",
         "if=DIR/src of=DIR/OUT bs=4096 count=2x3",
+        "if=DIR/src of=DIR/OUT bs=4k obs=512",
+        "if=DIR/src of=DIR/OUT ibs=1000 bs=8k",
+        "if=DIR/src of=DIR/OUT iflag=direct ibs=4096 obs=1000",
+        "if=DIR/src of=DIR/OUT ibs=1000 obs=3000 conv=sync count=7",
     ];
     for case in cases {
         // notrunc keeps what a previous case wrote: start each case from the same file.
@@ -142,4 +146,52 @@ fn refuses_to_write_a_block_device() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("--allow-device"), "{}", stderr(&o));
+}
+
+/// dd reading standard input takes exactly what it copies: the rest is left for the
+/// next reader, as with GNU dd.
+#[test]
+fn stdin_is_read_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::write(&input, b"abcdefghijklmnopqrstuvwxyz").unwrap();
+    let script = |dd: &str| {
+        format!(
+            "({dd} bs=3 count=2 skip=1 2>/dev/null; cat) < {}",
+            input.display()
+        )
+    };
+    let ours = Command::new("sh")
+        .args([
+            "-c",
+            &script(&format!("{} dd", env!("CARGO_BIN_EXE_hostbench"))),
+        ])
+        .output()
+        .unwrap();
+    let theirs = Command::new("sh")
+        .args(["-c", &script("dd")])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&ours.stdout),
+        String::from_utf8_lossy(&theirs.stdout)
+    );
+}
+
+#[test]
+fn seek_beyond_any_file_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::write(&out, b"keep me").unwrap();
+    let o = ours(&[
+        "if=/dev/zero".into(),
+        format!("of={}", out.display()),
+        "bs=1024".into(),
+        "seek=18014398509481984".into(),
+        "count=1".into(),
+        "conv=notrunc".into(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("cannot seek"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
 }

@@ -13,7 +13,7 @@
 use crate::measure::stop_requested;
 use crate::workload::buffer::AlignedBuffer;
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::process::ExitCode;
@@ -138,6 +138,8 @@ fn parse(args: &[String]) -> Result<Args, Usage> {
         )),
         n => Ok(n as usize),
     };
+    // bs= wins over ibs= and obs= wherever it stands.
+    let mut bs = None;
     for arg in args {
         if arg == "--allow-device" {
             a.allow_device = true;
@@ -149,10 +151,7 @@ fn parse(args: &[String]) -> Result<Args, Usage> {
         match key {
             "if" => a.input = Some(value.to_string()),
             "of" => a.output = Some(value.to_string()),
-            "bs" => {
-                let n = block(value)?;
-                (a.ibs, a.obs, a.same_blocks) = (n, n, true);
-            }
+            "bs" => bs = Some(block(value)?),
             "ibs" => a.ibs = block(value)?,
             "obs" => a.obs = block(value)?,
             "count" => a.count = Some(number(value)?),
@@ -181,6 +180,9 @@ fn parse(args: &[String]) -> Result<Args, Usage> {
             }
             _ => return Err(usage(format!("unrecognized operand ‘{arg}’"), true)),
         }
+    }
+    if let Some(n) = bs {
+        (a.ibs, a.obs, a.same_blocks) = (n, n, true);
     }
     Ok(a)
 }
@@ -258,37 +260,94 @@ pub fn main(args: &[String]) -> ExitCode {
 
 type Failure = (String, Option<(Totals, Duration)>);
 
-fn open_input(a: &Args) -> Result<Box<dyn Read>, String> {
-    match &a.input {
-        None => Ok(Box::new(io::stdin())),
+/// Reads a file descriptor directly: no read-ahead buffer, so a dd reading standard
+/// input takes exactly the bytes it copies and leaves the rest to the next reader.
+struct FdReader {
+    fd: std::os::fd::RawFd,
+    /// Keeps an opened file alive; `None` for standard input.
+    _file: Option<File>,
+}
+
+impl Read for FdReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        // SAFETY: reading into a buffer we own, of its length.
+        let n = unsafe { libc::read(self.fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+}
+
+const TOO_LARGE: &str = "Value too large for defined data type";
+
+fn open_input(a: &Args) -> Result<FdReader, String> {
+    let (mut reader, name) = match &a.input {
+        None => (
+            FdReader { fd: 0, _file: None },
+            "standard input".to_string(),
+        ),
         Some(path) => {
             let f = OpenOptions::new()
                 .read(true)
                 .custom_flags(open_flags(a.iflag))
                 .open(path)
                 .map_err(|e| format!("failed to open '{path}': {}", os_message(&e)))?;
-            if a.skip > 0 {
-                skip(&f, path, a.skip * a.ibs as u64)?;
-            }
-            Ok(Box::new(f))
+            (
+                FdReader {
+                    fd: f.as_raw_fd(),
+                    _file: Some(f),
+                },
+                path.clone(),
+            )
         }
+    };
+    if a.skip > 0 {
+        let bytes = a
+            .skip
+            .checked_mul(a.ibs as u64)
+            .filter(|b| *b <= i64::MAX as u64)
+            .ok_or_else(|| format!("'{name}': cannot skip: {TOO_LARGE}"))?;
+        skip(&mut reader, &name, bytes)?;
     }
+    Ok(reader)
 }
 
-fn skip(f: &File, path: &str, bytes: u64) -> Result<(), String> {
+fn skip(reader: &mut FdReader, name: &str, bytes: u64) -> Result<(), String> {
     // SAFETY: lseek on an open descriptor.
-    if unsafe { libc::lseek(f.as_raw_fd(), bytes as i64, libc::SEEK_SET) } >= 0 {
+    if unsafe { libc::lseek(reader.fd, bytes as i64, libc::SEEK_CUR) } >= 0 {
         return Ok(());
     }
-    // Not seekable (a pipe, a character device): read and discard.
-    io::copy(&mut f.take(bytes), &mut io::sink())
-        .map_err(|e| format!("{path}: cannot skip: {}", os_message(&e)))?;
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() != Some(libc::ESPIPE) {
+        return Err(format!("'{name}': cannot skip: {}", os_message(&e)));
+    }
+    // A pipe: read and discard.
+    io::copy(&mut reader.take(bytes), &mut io::sink())
+        .map_err(|e| format!("'{name}': cannot skip: {}", os_message(&e)))?;
     Ok(())
 }
 
-fn open_output(a: &Args) -> Result<Option<File>, String> {
+/// The output: a file, or standard output (fd 1). Positioned at `seek` blocks.
+fn open_output(a: &Args) -> Result<(std::os::fd::RawFd, Option<File>), String> {
+    let start = a
+        .seek
+        .checked_mul(a.obs as u64)
+        .filter(|b| *b <= i64::MAX as u64);
+    let name = a.output.clone().unwrap_or_else(|| "standard output".into());
     let Some(path) = &a.output else {
-        return Ok(None);
+        if a.seek > 0 {
+            let start = start.ok_or_else(|| format!("'{name}': cannot seek: {TOO_LARGE}"))?;
+            // SAFETY: lseek on standard output.
+            if unsafe { libc::lseek(1, start as i64, libc::SEEK_CUR) } < 0 {
+                return Err(format!(
+                    "'{name}': cannot seek: {}",
+                    os_message(&io::Error::last_os_error())
+                ));
+            }
+        }
+        return Ok((1, None));
     };
     if let Ok(meta) = std::fs::metadata(path)
         && meta.file_type().is_block_device()
@@ -298,13 +357,13 @@ fn open_output(a: &Args) -> Result<Option<File>, String> {
             "refusing to write to block device '{path}': it would destroy its contents; add --allow-device if you mean it"
         ));
     }
+    let start = start.ok_or_else(|| format!("'{name}': cannot seek: {TOO_LARGE}"))?;
     let f = OpenOptions::new()
         .write(true)
         .create(true)
         .custom_flags(open_flags(a.oflag))
         .open(path)
         .map_err(|e| format!("failed to open '{path}': {}", os_message(&e)))?;
-    let start = a.seek * a.obs as u64;
     let regular = f
         .metadata()
         .map(|m| m.file_type().is_file())
@@ -317,11 +376,31 @@ fn open_output(a: &Args) -> Result<Option<File>, String> {
             )
         })?;
     }
-    if start > 0 {
-        // SAFETY: lseek on an open descriptor.
-        unsafe { libc::lseek(f.as_raw_fd(), start as i64, libc::SEEK_SET) };
+    // SAFETY: lseek on an open descriptor.
+    if start > 0 && unsafe { libc::lseek(f.as_raw_fd(), start as i64, libc::SEEK_SET) } < 0 {
+        return Err(format!(
+            "'{name}': cannot seek: {}",
+            os_message(&io::Error::last_os_error())
+        ));
     }
-    Ok(Some(f))
+    Ok((f.as_raw_fd(), Some(f)))
+}
+
+/// Writes all of `data` to `fd`.
+fn write_fd(fd: std::os::fd::RawFd, mut data: &[u8]) -> io::Result<()> {
+    while !data.is_empty() {
+        // SAFETY: writing from a slice we own, of its length.
+        let n = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        data = &data[n as usize..];
+    }
+    Ok(())
 }
 
 /// The message part of an OS error, as GNU tools print it.
@@ -335,12 +414,19 @@ fn os_message(e: &io::Error) -> String {
 
 fn copy(a: &Args) -> Result<(Totals, Duration), Failure> {
     let mut input = open_input(a).map_err(|m| (m, None))?;
-    let mut output = open_output(a).map_err(|m| (m, None))?;
-    let mut stdout = io::stdout().lock();
-    let buf_len = a.ibs.max(a.obs) * 2;
-    let buffer = AlignedBuffer::new(buf_len).ok_or(("memory exhausted".to_string(), None))?;
-    // SAFETY: our own buffer of buf_len bytes.
-    let buf = unsafe { std::slice::from_raw_parts_mut(buffer.as_ptr(), buf_len) };
+    let (out_fd, output) = open_output(a).map_err(|m| (m, None))?;
+    // Separate, aligned input and output buffers, so direct I/O works on both sides
+    // whatever ibs and obs are. Pages are mapped only when touched.
+    let (in_buffer, out_buffer) = match (
+        AlignedBuffer::lazy(a.ibs),
+        AlignedBuffer::lazy(a.ibs + a.obs),
+    ) {
+        (Some(i), Some(o)) => (i, o),
+        _ => return Err(("memory exhausted".to_string(), None)),
+    };
+    // SAFETY: our own buffers of these lengths.
+    let inbuf = unsafe { std::slice::from_raw_parts_mut(in_buffer.as_ptr(), a.ibs) };
+    let buf = unsafe { std::slice::from_raw_parts_mut(out_buffer.as_ptr(), a.ibs + a.obs) };
     let mut t = Totals::default();
     let mut pending = 0usize; // bytes waiting in `buf` for a full output block
     let start = Instant::now();
@@ -348,24 +434,19 @@ fn copy(a: &Args) -> Result<(Totals, Duration), Failure> {
     let out_name = a.output.clone().unwrap_or_else(|| "standard output".into());
     let in_name = a.input.clone().unwrap_or_else(|| "standard input".into());
 
-    let mut write_out = |data: &[u8], t: &mut Totals, last: bool| -> io::Result<()> {
+    let write_out = |data: &[u8], t: &mut Totals, last: bool| -> io::Result<()> {
         if data.is_empty() {
             return Ok(());
         }
-        match output.as_mut() {
-            Some(f) => {
-                if last && a.oflag.direct && !data.len().is_multiple_of(512) {
-                    // Direct I/O cannot write a short final block: drop O_DIRECT for it, as GNU dd does.
-                    // SAFETY: fcntl on an open descriptor.
-                    unsafe {
-                        let fl = libc::fcntl(f.as_raw_fd(), libc::F_GETFL);
-                        libc::fcntl(f.as_raw_fd(), libc::F_SETFL, fl & !libc::O_DIRECT);
-                    }
-                }
-                f.write_all(data)?
+        if last && a.oflag.direct && !data.len().is_multiple_of(512) {
+            // Direct I/O cannot write a short final block: drop O_DIRECT for it, as GNU dd does.
+            // SAFETY: fcntl on an open descriptor.
+            unsafe {
+                let fl = libc::fcntl(out_fd, libc::F_GETFL);
+                libc::fcntl(out_fd, libc::F_SETFL, fl & !libc::O_DIRECT);
             }
-            None => stdout.write_all(data)?,
         }
+        write_fd(out_fd, data)?;
         if data.len() == a.obs {
             t.out_full += 1;
         } else {
@@ -379,8 +460,7 @@ fn copy(a: &Args) -> Result<(Totals, Duration), Failure> {
         if a.count.is_some_and(|c| t.in_full + t.in_partial >= c) || stop_requested() {
             break;
         }
-        let room = &mut buf[pending..pending + a.ibs];
-        let n = match input.read(room) {
+        let n = match input.read(inbuf) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -397,10 +477,11 @@ fn copy(a: &Args) -> Result<(Totals, Duration), Failure> {
         } else {
             t.in_partial += 1;
             if a.conv.sync {
-                buf[pending + n..pending + a.ibs].fill(0);
+                inbuf[n..].fill(0);
                 n = a.ibs;
             }
         }
+        buf[pending..pending + n].copy_from_slice(&inbuf[..n]);
         let fail = |e: io::Error, t: Totals| {
             (
                 format!("error writing '{out_name}': {}", os_message(&e)),

@@ -6,8 +6,8 @@ use std::ptr::NonNull;
 pub struct AlignedBuffer {
     ptr: NonNull<u8>,
     layout: Layout,
-    /// Allocated with mmap(MAP_HUGETLB) rather than the global allocator.
-    huge: bool,
+    /// Allocated with mmap rather than the global allocator.
+    mapped: bool,
 }
 
 // SAFETY: the buffer is plain memory; callers that share it between threads access it
@@ -28,10 +28,36 @@ impl AlignedBuffer {
         let buf = Self {
             ptr,
             layout,
-            huge: false,
+            mapped: false,
         };
         buf.fault_in();
         Some(buf)
+    }
+
+    /// Zeroed and page-aligned like `new`, but an anonymous mapping whose pages the
+    /// kernel provides on first touch: for buffers that may be large and only partly
+    /// used (dd's `bs=2G count=0`). The allocator would memset an aligned allocation.
+    pub fn lazy(bytes: usize) -> Option<Self> {
+        let len = bytes.max(8).next_multiple_of(PAGE);
+        // SAFETY: an anonymous private mapping; the result is checked.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return None;
+        }
+        Some(Self {
+            ptr: NonNull::new(ptr.cast())?,
+            layout: Layout::from_size_align(len, PAGE).ok()?,
+            mapped: true,
+        })
     }
 
     /// Like `new`, but 2 MiB-aligned and advised to use transparent huge pages, so a
@@ -48,7 +74,7 @@ impl AlignedBuffer {
         let buf = Self {
             ptr,
             layout,
-            huge: false,
+            mapped: false,
         };
         buf.fault_in();
         Some((buf, advised && thp_enabled()))
@@ -75,7 +101,7 @@ impl AlignedBuffer {
         let buf = Self {
             ptr: NonNull::new(ptr.cast()).expect("mmap returned null"),
             layout: Layout::from_size_align(len, HUGE_PAGE).expect("valid layout"),
-            huge: true,
+            mapped: true,
         };
         buf.fault_in();
         Ok(buf)
@@ -112,7 +138,7 @@ impl Drop for AlignedBuffer {
     fn drop(&mut self) {
         // SAFETY: allocated in `new` or `huge` with exactly this layout.
         unsafe {
-            if self.huge {
+            if self.mapped {
                 libc::munmap(self.ptr.as_ptr().cast(), self.layout.size());
             } else {
                 dealloc(self.ptr.as_ptr(), self.layout);

@@ -71,7 +71,7 @@ fn spec(line: &CommandLine, general: &General) -> Result<FileioSpec, Fail> {
             })?,
     };
     let file_num = int("file-num", 128)?;
-    let block_size = int("file-block-size", 16384)?;
+    let block_size = parse_size(line.text("file-block-size").unwrap_or("16384")) as i64;
     let fsync_freq = int("file-fsync-freq", 100)?;
     let merged = int("file-merged-requests", 0)?;
     let backlog = int("file-async-backlog", 128)?;

@@ -151,7 +151,9 @@ impl FileioSpec {
 
     /// Bytes per sequential request (merged requests apply to sequential modes).
     fn request_size(&self) -> u64 {
-        self.block_size as u64 * self.merged_requests.max(1)
+        (self.block_size as u64)
+            .saturating_mul(self.merged_requests.max(1))
+            .min(self.file_size().max(self.block_size as u64))
     }
 
     pub fn validate(&self) -> Result<(), SpecError> {
@@ -332,11 +334,16 @@ impl FileTest {
     pub fn open(spec: &FileioSpec) -> Result<Self, FileioError> {
         spec.validate()?;
         let mut files = Vec::with_capacity(spec.file_num);
+        // seqwr measures writing new files: sysbench recreates them empty at `run`.
+        let recreate = spec.mode == Some(FileMode::SeqWr);
         for i in 0..spec.file_num {
             let name = format!("test_file.{i}");
             let file = OpenOptions::new()
                 .read(true)
                 .write(true)
+                .create(recreate)
+                .truncate(recreate)
+                .mode(0o600)
                 .custom_flags(spec.extra_flags.open_flags())
                 .open(spec.path(i))
                 .map_err(|e| FileioError::Open {
@@ -345,7 +352,7 @@ impl FileTest {
                     message: strerror(&e),
                 })?;
             let have = file.metadata().map(|m| m.len()).unwrap_or(0);
-            if have < spec.file_size() {
+            if !recreate && have < spec.file_size() {
                 return Err(FileioError::TooSmall {
                     name,
                     have: have >> 20,
@@ -494,7 +501,10 @@ impl FileTest {
                 1
             };
             let stride = (s.request_size() as usize).next_multiple_of(4096);
-            let buffer = AlignedBuffer::new(slots * stride).expect("request buffers");
+            let buffer = AlignedBuffer::new(slots * stride).ok_or_else(|| {
+                let e = io::Error::from(io::ErrorKind::OutOfMemory);
+                io_error("allocate buffers for", "test files", 0, &e)
+            })?;
             let aio = if s.io_mode == IoMode::Async {
                 let (engine, _) = engine::open(Some(EngineKind::Libaio), slots)
                     .map_err(|e| io_error("set up Linux AIO for", "test_file.0", 0, &e))?;
@@ -636,10 +646,15 @@ impl EventWorker for FileWorker {
             }
         }
         let t = &self.test;
-        if t.spec.fsync_end && !t.spec.mode.is_some_and(FileMode::read_only) {
+        // sysbench syncs every file when a thread ends (counted as fsyncs), unless
+        // every write was synced already.
+        if t.spec.fsync_end && !t.spec.fsync_all && !t.spec.mode.is_some_and(FileMode::read_only) {
             for file in 0..t.files.len() {
-                if let Err(e) = t.sync(file) {
-                    t.fail(io_error("fsync", &format!("test_file.{file}"), 0, &e));
+                match t.sync(file) {
+                    Ok(()) => {
+                        t.counters.fsyncs.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(e) => t.fail(io_error("fsync", &file_name(file), 0, &e)),
                 }
             }
         }
@@ -847,9 +862,10 @@ mod tests {
         let counters = test.counters();
         test.run(&runner::Quiet).unwrap();
         // 1000 events: every 100 writes are followed by 4 fsyncs (one per file), so
-        // 9 cycles of 104 events, then 64 writes.
+        // 9 cycles of 104 events, then 64 writes; the end of the test syncs the 4
+        // files once more.
         assert_eq!(counters.writes.load(Ordering::Relaxed), 964);
-        assert_eq!(counters.fsyncs.load(Ordering::Relaxed), 36);
+        assert_eq!(counters.fsyncs.load(Ordering::Relaxed), 36 + 4);
     }
 
     #[test]

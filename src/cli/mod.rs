@@ -28,7 +28,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// The whole evaluation of this host (for now: CPU and memory), with a verdict.
+    /// The whole evaluation of this host (CPU, memory, disk), with a verdict.
     Run(run::RunArgs),
     /// CPU speed: sysbench-comparable prime events, single-thread vs all threads.
     Cpu(cpu::CpuArgs),

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// quick (about a minute), standard (about 10 minutes) or full (about an hour).
+    /// quick (under a minute), standard (several minutes) or full (about half an hour).
     #[arg(long, value_enum, default_value = "quick")]
     profile: Profile,
     /// Directory for the disk tests: hostbench makes a directory of its own under it

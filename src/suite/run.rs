@@ -20,11 +20,11 @@ use thiserror::Error;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
-    /// About a minute: short measurements, enough for a first look.
+    /// Under a minute: short measurements, enough for a first look.
     Quick,
-    /// About ten minutes: the figures to compare hosts with.
+    /// A few minutes: the figures to compare hosts with.
     Standard,
-    /// About an hour: long measurements that show throttling and noisy neighbours.
+    /// About half an hour: long measurements that show throttling and noisy neighbours.
     Full,
 }
 

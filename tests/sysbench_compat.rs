@@ -448,21 +448,28 @@ fn line_structure_matches_real_sysbench() {
         &["cpu", "help"],
         &["--test=cpu", "--max-time=1", "run"],
     ];
+    let here = std::path::Path::new(".");
     for args in commands {
-        let ours = sysbench(args);
-        let theirs = std::process::Command::new("sysbench")
-            .args(*args)
-            .output()
-            .unwrap();
-        assert_eq!(ours.status.code(), theirs.status.code(), "{args:?}");
-        assert_eq!(
-            skeleton(&stdout(&ours)),
-            skeleton(&String::from_utf8_lossy(&theirs.stdout)),
-            "{args:?}\n--- hostbench ---\n{}\n--- sysbench ---\n{}",
-            stdout(&ours),
-            String::from_utf8_lossy(&theirs.stdout)
-        );
+        assert_same_structure(args, here, here);
     }
+}
+
+/// Runs hostbench's personality in `ours` and real sysbench in `theirs` with `args`;
+/// exit codes and line skeletons must be equal.
+fn assert_same_structure(args: &[&str], ours: &std::path::Path, theirs: &std::path::Path) {
+    let o = in_dir(ours, args);
+    let t = std::process::Command::new("sysbench")
+        .current_dir(theirs)
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), t.status.code(), "{args:?}");
+    let (o, t) = (stdout(&o), String::from_utf8_lossy(&t.stdout).into_owned());
+    assert_eq!(
+        skeleton(&o),
+        skeleton(&t),
+        "{args:?}\n--- hostbench ---\n{o}\n--- sysbench ---\n{t}"
+    );
 }
 
 fn in_dir(dir: &std::path::Path, args: &[&str]) -> Output {
@@ -618,21 +625,6 @@ fn fileio_structure_matches_real_sysbench() {
     ];
     for extra in commands {
         let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
-        let ours = in_dir(ours_dir.path(), &args);
-        let theirs = std::process::Command::new("sysbench")
-            .current_dir(theirs_dir.path())
-            .args(&args)
-            .output()
-            .unwrap();
-        assert_eq!(ours.status.code(), theirs.status.code(), "{args:?}");
-        let (o, t) = (
-            stdout(&ours),
-            String::from_utf8_lossy(&theirs.stdout).into_owned(),
-        );
-        assert_eq!(
-            skeleton(&o),
-            skeleton(&t),
-            "{args:?}\n--- hostbench ---\n{o}\n--- sysbench ---\n{t}"
-        );
+        assert_same_structure(&args, ours_dir.path(), theirs_dir.path());
     }
 }

@@ -242,19 +242,8 @@ pub fn prepare(
     let start = Instant::now();
     let mut written = 0;
     for i in 0..spec.file_num {
-        let path = spec.path(i);
-        let name = format!("test_file.{i}");
-        let file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .mode(0o600)
-            .custom_flags(spec.extra_flags.open_flags())
-            .open(&path)
-            .map_err(|e| FileioError::Open {
-                name: name.clone(),
-                errno: e.raw_os_error().unwrap_or(0),
-                message: strerror(&e),
-            })?;
+        let name = file_name(i);
+        let file = open_file(spec, i, true, false)?;
         let have = file.metadata().map(|m| m.len()).unwrap_or(0);
         let action = match have {
             0 => FileAction::Created,
@@ -274,6 +263,29 @@ pub fn prepare(
             .map_err(|e| io_error("fsync", &name, 0, &e))?;
     }
     Ok((written, start.elapsed()))
+}
+
+/// Opens `test_file.i` for reading and writing with the extra flags, creating it
+/// (mode 0600, as sysbench does) and truncating it when asked.
+fn open_file(
+    spec: &FileioSpec,
+    i: usize,
+    create: bool,
+    truncate: bool,
+) -> Result<File, FileioError> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(create)
+        .truncate(truncate)
+        .mode(0o600)
+        .custom_flags(spec.extra_flags.open_flags())
+        .open(spec.path(i))
+        .map_err(|e| FileioError::Open {
+            name: file_name(i),
+            errno: e.raw_os_error().unwrap_or(0),
+            message: strerror(&e),
+        })
 }
 
 /// Removes the test files; missing ones are not an error.
@@ -337,20 +349,8 @@ impl FileTest {
         // seqwr measures writing new files: sysbench recreates them empty at `run`.
         let recreate = spec.mode == Some(FileMode::SeqWr);
         for i in 0..spec.file_num {
-            let name = format!("test_file.{i}");
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(recreate)
-                .truncate(recreate)
-                .mode(0o600)
-                .custom_flags(spec.extra_flags.open_flags())
-                .open(spec.path(i))
-                .map_err(|e| FileioError::Open {
-                    name: name.clone(),
-                    errno: e.raw_os_error().unwrap_or(0),
-                    message: strerror(&e),
-                })?;
+            let name = file_name(i);
+            let file = open_file(spec, i, recreate, recreate)?;
             let have = file.metadata().map(|m| m.len()).unwrap_or(0);
             if !recreate && have < spec.file_size() {
                 return Err(FileioError::TooSmall {

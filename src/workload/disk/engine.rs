@@ -52,6 +52,8 @@ pub enum Op {
     Write,
     /// fdatasync(2) of the file.
     Datasync,
+    /// fsync(2) of the file.
+    Fsync,
 }
 
 /// One request: `slot` identifies its buffer and comes back with the completion.
@@ -153,6 +155,7 @@ impl SyncEngine {
         let ret = unsafe {
             match (r.op, self.kind) {
                 (Op::Datasync, _) => libc::fdatasync(r.fd) as isize,
+                (Op::Fsync, _) => libc::fsync(r.fd) as isize,
                 (Op::Read, EngineKind::Sync) => {
                     libc::lseek(r.fd, r.offset as i64, libc::SEEK_SET);
                     libc::read(r.fd, r.buf.cast(), r.len)
@@ -256,6 +259,7 @@ mod uring {
                 Op::Datasync => opcode::Fsync::new(fd)
                     .flags(types::FsyncFlags::DATASYNC)
                     .build(),
+                Op::Fsync => opcode::Fsync::new(fd).build(),
             }
             .user_data(r.slot as u64);
             // SAFETY: the buffer stays valid until the completion is reaped: the job
@@ -332,6 +336,7 @@ mod aio {
 
     const CMD_PREAD: u16 = 0;
     const CMD_PWRITE: u16 = 1;
+    const CMD_FSYNC: u16 = 2;
     const CMD_FDSYNC: u16 = 3;
 
     pub struct Aio {
@@ -392,6 +397,7 @@ mod aio {
                     Op::Read => CMD_PREAD,
                     Op::Write => CMD_PWRITE,
                     Op::Datasync => CMD_FDSYNC,
+                    Op::Fsync => CMD_FSYNC,
                 },
                 fildes: r.fd as u32,
                 buf: r.buf as u64,

@@ -1,12 +1,18 @@
-//! One disk job: `jobs` threads, each with its own file descriptor, engine and
-//! buffers, keeping `iodepth` requests in flight for `ramp + runtime`. Completions
-//! during the ramp are discarded (as fio's `ramp_time` does, CPU time included); after
-//! it every completion is timed from its submission, counted per direction and per
-//! second.
+//! One disk job: threads, each with its own files, engine and buffers, keeping
+//! `iodepth` requests in flight until the job's limit (time, bytes, or both).
+//! Completions during the ramp are discarded (as fio's `ramp_time` does, CPU time
+//! included); after it every completion is timed and counted per direction and per
+//! window.
+//!
+//! The native disk tests and the fio personality share this loop: the native
+//! [`JobSpec`] is a fixed-size, time-based [`IoPlan`]; fio job options map onto the
+//! rest (block-size distributions, several files, byte limits and loops, random
+//! maps, periodic fsync, start delays, and fio's own statistics when `detailed`).
 
 use super::engine::{self, Completion, EngineKind, Op, Request};
 use super::files;
 use crate::measure::cputime::CpuTime;
+use crate::measure::fio_histogram::FioHistogram;
 use crate::measure::histogram::{Histogram, Layout};
 use crate::measure::rng::Xoroshiro128Plus;
 use crate::measure::stop_requested;
@@ -55,6 +61,7 @@ impl Pattern {
     }
 }
 
+/// A native test: one block size, time-based, on one shared file.
 #[derive(Debug, Clone, Serialize)]
 pub struct JobSpec {
     pub pattern: Pattern,
@@ -69,6 +76,120 @@ pub struct JobSpec {
     /// `None`: the best available engine.
     pub engine: Option<EngineKind>,
     pub seed: u64,
+}
+
+impl JobSpec {
+    /// The general plan this test runs as.
+    pub fn plan(&self) -> IoPlan {
+        let fsync = self.pattern == Pattern::Fsync;
+        IoPlan {
+            pattern: if fsync { Pattern::Write } else { self.pattern },
+            read_sizes: SizeDist::Fixed(self.block_size),
+            write_sizes: SizeDist::Fixed(self.block_size),
+            iodepth: if fsync { 1 } else { self.iodepth },
+            read_pct: self.read_pct,
+            direct: self.direct,
+            engine: self.engine,
+            seed: self.seed,
+            ramp: self.ramp,
+            runtime: Some(self.runtime),
+            io_limit: None,
+            loops: 1,
+            random_map: false,
+            sync_every: u32::from(fsync),
+            sync_op: Op::Datasync,
+            start_delay: Duration::ZERO,
+            window: Duration::from_secs(1),
+            detailed: false,
+        }
+    }
+}
+
+/// How a direction's request sizes are chosen (fio's `bs`, `bsrange`, `bssplit`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum SizeDist {
+    Fixed(usize),
+    /// Uniform over the multiples of `min` in `min..=max`.
+    Range { min: usize, max: usize },
+    /// (size, percent) pairs whose percents add up to 100.
+    Split(Vec<(usize, u32)>),
+}
+
+impl SizeDist {
+    pub fn min(&self) -> usize {
+        match self {
+            SizeDist::Fixed(b) => *b,
+            SizeDist::Range { min, .. } => *min,
+            SizeDist::Split(v) => v.iter().map(|e| e.0).min().unwrap_or(0),
+        }
+    }
+
+    pub fn max(&self) -> usize {
+        match self {
+            SizeDist::Fixed(b) => *b,
+            SizeDist::Range { max, .. } => *max,
+            SizeDist::Split(v) => v.iter().map(|e| e.0).max().unwrap_or(0),
+        }
+    }
+
+    fn pick(&self, rng: &mut Xoroshiro128Plus) -> usize {
+        match self {
+            SizeDist::Fixed(b) => *b,
+            SizeDist::Range { min, max } => {
+                let steps = (max - min) / min;
+                min + rng.below(steps + 1) * min
+            }
+            SizeDist::Split(v) => {
+                let mut r = (rng.next_u64() % 100) as u32;
+                for &(size, pct) in v {
+                    if r < pct {
+                        return size;
+                    }
+                    r -= pct;
+                }
+                v.last().map_or(4096, |e| e.0)
+            }
+        }
+    }
+}
+
+/// A file one thread works on: `size` bytes of it, sequential I/O starting at
+/// `seq_start`.
+#[derive(Debug, Clone)]
+pub struct FileTarget {
+    pub path: PathBuf,
+    pub size: u64,
+    pub seq_start: u64,
+}
+
+/// Everything a job's threads do, whoever asked for it.
+#[derive(Debug, Clone)]
+pub struct IoPlan {
+    pub pattern: Pattern,
+    pub read_sizes: SizeDist,
+    pub write_sizes: SizeDist,
+    pub iodepth: usize,
+    pub read_pct: u32,
+    pub direct: bool,
+    pub engine: Option<EngineKind>,
+    pub seed: u64,
+    pub ramp: Duration,
+    /// Stop this long after the ramp (`None`: only the byte limit stops the job).
+    pub runtime: Option<Duration>,
+    /// Bytes per pass per thread (`None`: time-based, loop until `runtime`).
+    pub io_limit: Option<u64>,
+    pub loops: u32,
+    /// Cover every block once per pass before any repeats (fio's random map).
+    pub random_map: bool,
+    /// Sync the file after every N writes (0: never), with `sync_op`.
+    pub sync_every: u32,
+    pub sync_op: Op,
+    pub start_delay: Duration,
+    /// Span of the rate samples in `JobResult::windows`.
+    pub window: Duration,
+    /// Keep fio's statistics: submission and completion latency apart, queue-depth
+    /// and batch distributions, context switches and faults.
+    pub detailed: bool,
 }
 
 #[derive(Debug, Error)]
@@ -99,19 +220,30 @@ pub enum JobError {
     },
 }
 
+/// fio's three latencies of one direction: submission, completion, and both.
+#[derive(Debug, Clone, Default)]
+pub struct FioTimes {
+    pub slat: FioHistogram,
+    pub clat: FioHistogram,
+    pub lat: FioHistogram,
+}
+
 /// Counts and latencies of one direction (or of the syncs).
 #[derive(Debug, Clone)]
 pub struct DirStats {
     pub ops: u64,
     pub bytes: u64,
+    /// From queueing to completion.
     pub latency: Histogram,
     pub min_ns: u64,
     pub max_ns: u64,
     pub sum_ns: u64,
+    /// Only for detailed plans.
+    pub fio: Option<Box<FioTimes>>,
 }
 
 impl DirStats {
-    fn new() -> Self {
+    fn new(detailed: bool) -> Self {
         Self {
             ops: 0,
             bytes: 0,
@@ -119,54 +251,85 @@ impl DirStats {
             min_ns: u64::MAX,
             max_ns: 0,
             sum_ns: 0,
+            fio: detailed.then(Box::default),
         }
     }
 
-    fn record(&mut self, bytes: u64, ns: u64) {
+    /// `slat_ns`: time from queueing to submission, when the engine has one.
+    fn record(&mut self, bytes: u64, lat_ns: u64, slat_ns: Option<u64>) {
         self.ops += 1;
         self.bytes += bytes;
-        self.latency.record(ns as f64);
-        self.min_ns = self.min_ns.min(ns);
-        self.max_ns = self.max_ns.max(ns);
-        self.sum_ns += ns;
+        self.latency.record(lat_ns as f64);
+        self.min_ns = self.min_ns.min(lat_ns);
+        self.max_ns = self.max_ns.max(lat_ns);
+        self.sum_ns += lat_ns;
+        if let Some(f) = &mut self.fio {
+            f.lat.record(lat_ns);
+            match slat_ns {
+                Some(s) => {
+                    f.slat.record(s);
+                    f.clat.record(lat_ns.saturating_sub(s));
+                }
+                None => f.clat.record(lat_ns),
+            }
+        }
     }
 
-    fn merge(&mut self, o: &DirStats) {
+    pub fn merge(&mut self, o: &DirStats) {
         self.ops += o.ops;
         self.bytes += o.bytes;
         self.latency.merge(&o.latency);
         self.min_ns = self.min_ns.min(o.min_ns);
         self.max_ns = self.max_ns.max(o.max_ns);
         self.sum_ns += o.sum_ns;
+        if let (Some(a), Some(b)) = (&mut self.fio, &o.fio) {
+            a.slat.merge(&b.slat);
+            a.clat.merge(&b.clat);
+            a.lat.merge(&b.lat);
+        }
     }
 }
 
-/// Per second after the ramp: [read ops, write ops, read bytes, write bytes].
-pub type Second = [u64; 4];
+/// Per window after the ramp: [read ops, write ops, read bytes, write bytes].
+pub type Window = [u64; 4];
+
+/// fio's power-of-two buckets for queue depths and batch sizes.
+pub type DepthMap = [u64; 7];
 
 #[derive(Debug, Clone)]
 pub struct JobResult {
     pub read: DirStats,
     pub write: DirStats,
     pub sync: DirStats,
-    pub seconds: Vec<Second>,
+    pub windows: Vec<Window>,
+    pub window: Duration,
     /// Measured span: from the end of the ramp to the last counted completion.
     pub elapsed: Duration,
     pub cpu: CpuTime,
+    /// Context switches, minor and major faults after the ramp (detailed plans).
+    pub ctx: u64,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+    /// In-flight requests when each was queued: 1, 2, 4, 8, 16, 32, >=64.
+    pub depth_levels: DepthMap,
+    /// Requests per submission call: 0, 1-4, 5-8, 9-16, 17-32, 33-64, >64.
+    pub submit_batches: DepthMap,
+    /// Requests per reaping call, same buckets.
+    pub complete_batches: DepthMap,
     pub engine: EngineKind,
     pub skipped_engines: Vec<String>,
     pub interrupted: bool,
 }
 
 impl JobResult {
-    fn merge(&mut self, o: JobResult) {
+    pub fn merge(&mut self, o: &JobResult) {
         self.read.merge(&o.read);
         self.write.merge(&o.write);
         self.sync.merge(&o.sync);
-        if self.seconds.len() < o.seconds.len() {
-            self.seconds.resize(o.seconds.len(), [0; 4]);
+        if self.windows.len() < o.windows.len() {
+            self.windows.resize(o.windows.len(), [0; 4]);
         }
-        for (a, b) in self.seconds.iter_mut().zip(&o.seconds) {
+        for (a, b) in self.windows.iter_mut().zip(&o.windows) {
             for k in 0..4 {
                 a[k] += b[k];
             }
@@ -174,28 +337,58 @@ impl JobResult {
         self.elapsed = self.elapsed.max(o.elapsed);
         self.cpu.user_s += o.cpu.user_s;
         self.cpu.system_s += o.cpu.system_s;
+        self.ctx += o.ctx;
+        self.minor_faults += o.minor_faults;
+        self.major_faults += o.major_faults;
+        for k in 0..7 {
+            self.depth_levels[k] += o.depth_levels[k];
+            self.submit_batches[k] += o.submit_batches[k];
+            self.complete_batches[k] += o.complete_batches[k];
+        }
         self.interrupted |= o.interrupted;
     }
 }
 
-/// Runs the job's threads on `path` (a laid-out file of `file_size` bytes).
+/// Runs a native test's threads on `path` (a laid-out file of `file_size` bytes),
+/// each starting its sequential I/O at its own share of the file.
 pub fn run(
     spec: &JobSpec,
     path: &Path,
     file_size: u64,
     tick: &(dyn Fn(Duration) + Sync),
 ) -> Result<JobResult, JobError> {
+    let blocks = (file_size / spec.block_size as u64).max(1);
+    let targets: Vec<Vec<FileTarget>> = (0..spec.jobs as u64)
+        .map(|j| {
+            vec![FileTarget {
+                path: path.to_path_buf(),
+                size: file_size,
+                seq_start: blocks / spec.jobs as u64 * j * spec.block_size as u64,
+            }]
+        })
+        .collect();
+    let results = run_threads(&spec.plan(), &targets, tick)?;
+    let mut merged = results[0].clone();
+    for r in &results[1..] {
+        merged.merge(r);
+    }
+    Ok(merged)
+}
+
+/// Runs one thread per entry of `targets` (each thread's files) and returns each
+/// thread's result, in order. The first thread reports progress through `tick`.
+pub fn run_threads(
+    plan: &IoPlan,
+    targets: &[Vec<FileTarget>],
+    tick: &(dyn Fn(Duration) + Sync),
+) -> Result<Vec<JobResult>, JobError> {
     let results: Vec<Result<JobResult, JobError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..spec.jobs)
-            .map(|j| {
+        let handles: Vec<_> = targets
+            .iter()
+            .enumerate()
+            .map(|(j, files)| {
                 scope.spawn(move || {
-                    run_thread(
-                        spec,
-                        path,
-                        file_size,
-                        j,
-                        if j == 0 { Some(tick) } else { None },
-                    )
+                    run_thread(plan, files, j, if j == 0 { Some(tick) } else { None })
                 })
             })
             .collect();
@@ -204,15 +397,7 @@ pub fn run(
             .map(|h| h.join().expect("disk job thread panicked"))
             .collect()
     });
-    let mut merged: Option<JobResult> = None;
-    for r in results {
-        let r = r?;
-        match &mut merged {
-            None => merged = Some(r),
-            Some(m) => m.merge(r),
-        }
-    }
-    Ok(merged.expect("at least one job"))
+    results.into_iter().collect()
 }
 
 /// An I/O error, with the likely cause when direct I/O was refused as invalid.
@@ -242,27 +427,176 @@ fn op_name(op: Op) -> &'static str {
         Op::Read => "read",
         Op::Write => "write",
         Op::Datasync => "fdatasync",
+        Op::Fsync => "fsync",
     }
 }
 
+/// fio's depth bucket: 1, 2, 4, 8, 16, 32, >=64 (each [k, 2k)).
+fn depth_bucket(n: usize) -> usize {
+    match n {
+        0 | 1 => 0,
+        2..=3 => 1,
+        4..=7 => 2,
+        8..=15 => 3,
+        16..=31 => 4,
+        32..=63 => 5,
+        _ => 6,
+    }
+}
+
+/// fio's batch bucket: 0, up to 4, 8, 16, 32, 64, more.
+fn batch_bucket(n: usize) -> usize {
+    match n {
+        0 => 0,
+        1..=4 => 1,
+        5..=8 => 2,
+        9..=16 => 3,
+        17..=32 => 4,
+        33..=64 => 5,
+        _ => 6,
+    }
+}
+
+/// Blocks of one file already touched in this pass (fio's random map).
+struct CoverageMap {
+    words: Vec<u64>,
+    units: u64,
+    used: u64,
+}
+
+impl CoverageMap {
+    fn new(units: u64) -> Self {
+        Self {
+            words: vec![0; units.div_ceil(64) as usize],
+            units,
+            used: 0,
+        }
+    }
+
+    /// `want` if it is free, else the next free unit after it (wrapping); starts a
+    /// new pass when every unit was used.
+    fn take(&mut self, want: u64) -> u64 {
+        if self.used >= self.units {
+            self.words.iter_mut().for_each(|w| *w = 0);
+            self.used = 0;
+        }
+        let mut u = want % self.units;
+        loop {
+            let (w, b) = ((u / 64) as usize, u % 64);
+            let free = !self.words[w] >> b;
+            if free != 0 {
+                let found = u + free.trailing_zeros() as u64;
+                if found < self.units {
+                    self.words[(found / 64) as usize] |= 1 << (found % 64);
+                    self.used += 1;
+                    return found;
+                }
+            }
+            // Nothing free in the rest of this word: the next word, or wrap.
+            u = (u / 64 + 1) * 64;
+            if u >= self.units {
+                u = 0;
+            }
+        }
+    }
+}
+
+/// One open file of a thread, with its sequential cursors and random map.
+struct OpenTarget<'a> {
+    target: &'a FileTarget,
+    _file: std::fs::File,
+    fd: i32,
+    cursor: [u64; 2],
+    map: Option<CoverageMap>,
+}
+
+impl OpenTarget<'_> {
+    /// Where the next request of `len` bytes in direction `dir` (0 read, 1 write)
+    /// goes, `align` bytes aligned.
+    fn offset(
+        &mut self,
+        dir: usize,
+        len: usize,
+        align: usize,
+        random: bool,
+        rng: &mut Xoroshiro128Plus,
+    ) -> u64 {
+        let size = self.target.size;
+        let len = len as u64;
+        if random {
+            let last = size.saturating_sub(len) / align as u64;
+            let unit = match &mut self.map {
+                Some(map) => map.take(rng.next_u64()).min(last),
+                None => rng.next_u64() % (last + 1),
+            };
+            unit * align as u64
+        } else {
+            if self.cursor[dir] + len > size {
+                self.cursor[dir] = 0;
+            }
+            let at = self.cursor[dir];
+            self.cursor[dir] += len;
+            at
+        }
+    }
+}
+
+fn thread_counters() -> [u64; 3] {
+    // SAFETY: getrusage fills a plain struct we own.
+    let u = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_THREAD, &mut u);
+        u
+    };
+    [
+        (u.ru_nvcsw + u.ru_nivcsw) as u64,
+        u.ru_minflt as u64,
+        u.ru_majflt as u64,
+    ]
+}
+
+/// Sleeps `d` unless a stop is requested meanwhile; false when stopped.
+fn wait(d: Duration) -> bool {
+    let until = Instant::now() + d;
+    while Instant::now() < until {
+        if stop_requested() {
+            return false;
+        }
+        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(50)));
+    }
+    true
+}
+
 fn run_thread(
-    spec: &JobSpec,
-    path: &Path,
-    file_size: u64,
+    plan: &IoPlan,
+    targets: &[FileTarget],
     index: usize,
     tick: Option<&(dyn Fn(Duration) + Sync)>,
 ) -> Result<JobResult, JobError> {
-    let file = files::open(path, spec.direct, spec.pattern.writes())?;
-    let fd = file.as_raw_fd();
-    let bs = spec.block_size;
+    let first = &targets[0].path;
+    let mut files: Vec<OpenTarget> = Vec::with_capacity(targets.len());
+    for t in targets {
+        let file = files::open(&t.path, plan.direct, plan.pattern.writes())?;
+        let fd = file.as_raw_fd();
+        let min_bs = plan.read_sizes.min().min(plan.write_sizes.min()).max(1) as u64;
+        files.push(OpenTarget {
+            target: t,
+            _file: file,
+            fd,
+            cursor: [t.seq_start; 2],
+            map: (plan.random_map && plan.pattern.is_random())
+                .then(|| CoverageMap::new((t.size / min_bs).max(1))),
+        });
+    }
+    let max_bs = plan.read_sizes.max().max(plan.write_sizes.max());
     // Each slot's buffer starts on a 4 KiB boundary, whatever the block size.
-    let stride = bs.next_multiple_of(4096);
-    let async_depth = spec.iodepth.max(1);
+    let stride = max_bs.next_multiple_of(4096);
+    let async_depth = plan.iodepth.max(1);
     // Declared before the engine so that it outlives it: engines wait for requests in
     // flight when dropped, and those requests point into these buffers.
     let buffers = AlignedBuffer::new(async_depth * stride).ok_or_else(|| {
         io_error(
-            path,
+            first,
             "buffer allocation",
             0,
             std::io::Error::from(std::io::ErrorKind::OutOfMemory),
@@ -270,44 +604,58 @@ fn run_thread(
         )
     })?;
     let (mut engine, skipped) =
-        engine::open(spec.engine, async_depth).map_err(|source| JobError::Engine {
-            path: path.to_path_buf(),
-            engine: spec.engine.map_or("any", EngineKind::name),
+        engine::open(plan.engine, async_depth).map_err(|source| JobError::Engine {
+            path: first.clone(),
+            engine: plan.engine.map_or("any", EngineKind::name),
             source,
         })?;
     let kind = engine.kind();
-    let depth = if kind.is_async() && spec.pattern != Pattern::Fsync {
-        async_depth
-    } else {
-        1
-    };
-    let mut rng = Xoroshiro128Plus::seeded(spec.seed.wrapping_add(index as u64 * 0x9E37));
+    let depth = if kind.is_async() { async_depth } else { 1 };
+    // Submission latency exists only where submitting and completing are apart.
+    let split_submit = plan.detailed && kind.is_async();
+    let mut rng = Xoroshiro128Plus::seeded(plan.seed.wrapping_add(index as u64 * 0x9E37));
     // SAFETY: the buffer is ours, `async_depth * stride` bytes long.
     files::fill_random(
         unsafe { std::slice::from_raw_parts_mut(buffers.as_ptr(), async_depth * stride) },
         &mut rng,
     );
 
-    let blocks = (file_size / bs as u64).max(1);
-    let mut cursor = blocks / spec.jobs as u64 * index as u64;
     let mut free: Vec<usize> = (0..depth).rev().collect();
-    let mut started = vec![Instant::now(); depth];
-    let mut ops = vec![(Op::Read, 0u64); depth];
+    let mut queued_at = vec![Instant::now(); depth];
+    let mut submitted_at: Vec<Option<Instant>> = vec![None; depth];
+    // (op, file index, offset, length) of the request in each slot.
+    let mut slots = vec![(Op::Read, 0usize, 0u64, 0usize); depth];
+    let mut fresh: Vec<usize> = Vec::with_capacity(depth);
     let mut done: Vec<Completion> = Vec::with_capacity(depth);
-    let (mut read, mut write, mut sync) = (DirStats::new(), DirStats::new(), DirStats::new());
-    let mut seconds: Vec<Second> = Vec::new();
+    let (mut read, mut write, mut sync) = (
+        DirStats::new(plan.detailed),
+        DirStats::new(plan.detailed),
+        DirStats::new(plan.detailed),
+    );
+    let mut windows: Vec<Window> = Vec::new();
+    let mut depth_levels = [0u64; 7];
+    let mut submit_batches = [0u64; 7];
+    let mut complete_batches = [0u64; 7];
     let mut in_flight = 0usize;
-    let mut next_is_sync = false;
     let mut writes_issued = 0u64;
+    let mut writes_since_sync = 0u32;
+    let mut sync_due = false;
+    let mut sync_in_flight = false;
+    let mut next_file = 0usize;
+    let mut last_written = 0usize;
+    let mut bytes_issued = 0u64;
+    let byte_limit = plan
+        .io_limit
+        .map(|l| l.saturating_mul(u64::from(plan.loops.max(1))));
 
+    let mut interrupted = !wait(plan.start_delay);
     let start = Instant::now();
-    let ramp_end = start + spec.ramp;
-    let end = ramp_end + spec.runtime;
-    // CPU time of this thread when the ramp ended.
-    let mut cpu_at_ramp_end: Option<CpuTime> = None;
+    let ramp_end = start + plan.ramp;
+    let end = plan.runtime.map(|r| ramp_end + r);
+    // CPU time and counters of this thread when the ramp ended.
+    let mut at_ramp_end: Option<(CpuTime, [u64; 3])> = None;
     let mut last_counted = ramp_end;
     let mut last_tick = start;
-    let mut interrupted = false;
     // The first error stops new requests; the loop still reaps what is in flight.
     let mut failure: Option<JobError> = None;
 
@@ -316,118 +664,200 @@ fn run_thread(
         if stop_requested() {
             interrupted = true;
         }
-        let issuing = now < end && !interrupted && failure.is_none();
-        if issuing {
+        let issuing = end.is_none_or(|e| now < e)
+            && byte_limit.is_none_or(|l| bytes_issued < l)
+            && !interrupted
+            && failure.is_none()
+            && !sync_in_flight;
+        fresh.clear();
+        if issuing && sync_due {
+            // Syncs wait for the writes before them, as fio's do.
+            if in_flight == 0 {
+                let slot = free.pop().expect("a free slot when nothing is in flight");
+                let f = &files[last_written];
+                slots[slot] = (plan.sync_op, last_written, 0, 0);
+                queued_at[slot] = Instant::now();
+                let request = Request {
+                    fd: f.fd,
+                    slot,
+                    op: plan.sync_op,
+                    offset: 0,
+                    len: 0,
+                    buf: std::ptr::null_mut(),
+                };
+                // SAFETY: a sync carries no buffer.
+                if let Err(source) = unsafe { engine.queue(request) } {
+                    failure = Some(io_error(
+                        &f.target.path,
+                        op_name(plan.sync_op),
+                        0,
+                        source,
+                        plan.direct,
+                    ));
+                    free.push(slot);
+                } else {
+                    in_flight += 1;
+                    sync_due = false;
+                    sync_in_flight = true;
+                    fresh.push(slot);
+                }
+            }
+        } else if issuing {
             while let Some(slot) = free.pop() {
-                let op = if spec.pattern == Pattern::Fsync {
-                    if next_is_sync {
-                        Op::Datasync
-                    } else {
-                        Op::Write
-                    }
-                } else if spec.pattern.reads() && spec.pattern.writes() {
-                    if (rng.next_u64() % 100) < spec.read_pct as u64 {
+                let op = if plan.pattern.reads() && plan.pattern.writes() {
+                    if (rng.next_u64() % 100) < u64::from(plan.read_pct) {
                         Op::Read
                     } else {
                         Op::Write
                     }
-                } else if spec.pattern.reads() {
+                } else if plan.pattern.reads() {
                     Op::Read
                 } else {
                     Op::Write
                 };
-                next_is_sync = spec.pattern == Pattern::Fsync && op == Op::Write;
-                let offset = match op {
-                    Op::Datasync => 0,
-                    _ if spec.pattern.is_random() => rng.next_u64() % blocks * bs as u64,
-                    _ => {
-                        cursor += 1;
-                        (cursor - 1) % blocks * bs as u64
-                    }
+                let (dir, sizes) = match op {
+                    Op::Read => (0, &plan.read_sizes),
+                    _ => (1, &plan.write_sizes),
                 };
+                let len = sizes.pick(&mut rng);
+                let fi = next_file;
+                next_file = (next_file + 1) % files.len();
+                let f = &mut files[fi];
+                let offset = f.offset(
+                    dir,
+                    len,
+                    sizes.min(),
+                    plan.pattern.is_random(),
+                    &mut rng,
+                );
                 // SAFETY: slot < depth <= async_depth, so the slot's buffer lies inside `buffers`.
                 let buf = unsafe { buffers.as_ptr().add(slot * stride) };
                 if op == Op::Write {
                     // Change every written block so deduplicating storage cannot skip it.
                     writes_issued += 1;
-                    // SAFETY: buf is 4096-aligned and holds bs >= 512 bytes.
+                    // SAFETY: buf is 4096-aligned and holds len >= 8 bytes.
                     unsafe { buf.cast::<u64>().write(writes_issued ^ rng.next_u64()) };
                 }
-                ops[slot] = (op, offset);
-                started[slot] = Instant::now();
+                slots[slot] = (op, fi, offset, len);
+                queued_at[slot] = Instant::now();
                 let request = Request {
-                    fd,
+                    fd: f.fd,
                     slot,
                     op,
                     offset,
-                    len: bs,
+                    len,
                     buf,
                 };
                 // SAFETY: the slot's buffer lives in `buffers`, which outlives the
                 // engine, and the slot is not reused before its completion is reaped.
                 if let Err(source) = unsafe { engine.queue(request) } {
-                    failure = Some(io_error(path, op_name(op), offset, source, spec.direct));
+                    failure = Some(io_error(
+                        &f.target.path,
+                        op_name(op),
+                        offset,
+                        source,
+                        plan.direct,
+                    ));
                     free.push(slot);
                     break;
                 }
                 in_flight += 1;
-                if spec.pattern == Pattern::Fsync {
+                bytes_issued += len as u64;
+                fresh.push(slot);
+                if plan.detailed {
+                    depth_levels[depth_bucket(in_flight)] += 1;
+                }
+                if op == Op::Write {
+                    last_written = fi;
+                    writes_since_sync += 1;
+                    if plan.sync_every > 0 && writes_since_sync >= plan.sync_every {
+                        writes_since_sync = 0;
+                        sync_due = true;
+                        break;
+                    }
+                }
+                if byte_limit.is_some_and(|l| bytes_issued >= l) {
                     break;
                 }
             }
         }
         if in_flight == 0 {
+            if sync_due && issuing {
+                continue;
+            }
             break;
+        }
+        if split_submit && !fresh.is_empty() {
+            engine
+                .submit()
+                .map_err(|source| io_error(first, "submit", 0, source, plan.direct))?;
+            let t = Instant::now();
+            for &slot in &fresh {
+                submitted_at[slot] = Some(t);
+            }
+        }
+        if plan.detailed {
+            submit_batches[batch_bucket(fresh.len())] += 1;
         }
         done.clear();
         // If this fails the engine cannot be drained here; dropping it waits for its
         // requests before the buffers go.
         engine
             .submit_and_wait(1, &mut done)
-            .map_err(|source| io_error(path, "submit", 0, source, spec.direct))?;
+            .map_err(|source| io_error(first, "submit", 0, source, plan.direct))?;
         let t = Instant::now();
-        if cpu_at_ramp_end.is_none() && t >= ramp_end {
-            cpu_at_ramp_end = Some(CpuTime::thread_now());
+        if plan.detailed {
+            complete_batches[batch_bucket(done.len())] += 1;
+        }
+        if at_ramp_end.is_none() && t >= ramp_end {
+            at_ramp_end = Some((CpuTime::thread_now(), thread_counters()));
         }
         for c in &done {
             in_flight -= 1;
             free.push(c.slot);
-            let (op, offset) = ops[c.slot];
+            let (op, fi, offset, len) = slots[c.slot];
+            let submitted = submitted_at[c.slot].take();
+            if matches!(op, Op::Datasync | Op::Fsync) {
+                sync_in_flight = false;
+            }
+            let path = &files[fi].target.path;
             if c.result < 0 {
                 let source = std::io::Error::from_raw_os_error(-c.result as i32);
-                failure.get_or_insert(io_error(path, op_name(op), offset, source, spec.direct));
+                failure.get_or_insert(io_error(path, op_name(op), offset, source, plan.direct));
                 continue;
             }
-            if op != Op::Datasync && (c.result as usize) < bs {
+            if matches!(op, Op::Read | Op::Write) && (c.result as usize) < len {
                 failure.get_or_insert(JobError::Short {
-                    path: path.to_path_buf(),
+                    path: path.clone(),
                     op: op_name(op),
                     offset,
                     got: c.result,
-                    want: bs,
+                    want: len,
                 });
                 continue;
             }
-            if t < ramp_end || t > end {
+            if t < ramp_end || end.is_some_and(|e| t > e) {
                 continue;
             }
-            let ns = t.duration_since(started[c.slot]).as_nanos() as u64;
-            let second = t.duration_since(ramp_end).as_secs() as usize;
-            if seconds.len() <= second {
-                seconds.resize(second + 1, [0; 4]);
+            let started = queued_at[c.slot];
+            let lat = t.duration_since(started).as_nanos() as u64;
+            let slat = submitted.map(|s| s.saturating_duration_since(started).as_nanos() as u64);
+            let w = (t.duration_since(ramp_end).as_nanos() / plan.window.as_nanos().max(1)) as usize;
+            if windows.len() <= w {
+                windows.resize(w + 1, [0; 4]);
             }
             match op {
                 Op::Read => {
-                    read.record(bs as u64, ns);
-                    seconds[second][0] += 1;
-                    seconds[second][2] += bs as u64;
+                    read.record(len as u64, lat, slat);
+                    windows[w][0] += 1;
+                    windows[w][2] += len as u64;
                 }
                 Op::Write => {
-                    write.record(bs as u64, ns);
-                    seconds[second][1] += 1;
-                    seconds[second][3] += bs as u64;
+                    write.record(len as u64, lat, slat);
+                    windows[w][1] += 1;
+                    windows[w][3] += len as u64;
                 }
-                Op::Datasync => sync.record(0, ns),
+                Op::Datasync | Op::Fsync => sync.record(0, lat, None),
             }
             last_counted = t;
         }
@@ -441,22 +871,85 @@ fn run_thread(
     if let Some(e) = failure {
         return Err(e);
     }
-    let cpu_from = cpu_at_ramp_end.unwrap_or_else(CpuTime::thread_now);
-    // A partial last second would read as a drop in the timeline: keep whole seconds.
-    let measured_until = if interrupted { last_counted } else { end };
-    let whole = measured_until.saturating_duration_since(ramp_end).as_secs() as usize;
-    seconds.truncate(whole.max(1).min(seconds.len()));
+    let (cpu_from, counters_from) =
+        at_ramp_end.unwrap_or_else(|| (CpuTime::thread_now(), thread_counters()));
+    let counters = thread_counters();
+    // A partial last window would read as a drop in the timeline: keep whole ones.
+    let ran_to_time = !interrupted && byte_limit.is_none_or(|l| bytes_issued < l);
+    let measured_until = match end {
+        Some(e) if ran_to_time => e,
+        _ => last_counted,
+    };
+    let whole = (measured_until.saturating_duration_since(ramp_end).as_nanos()
+        / plan.window.as_nanos().max(1)) as usize;
+    windows.truncate(whole.max(1).min(windows.len()));
     Ok(JobResult {
         read,
         write,
         sync,
-        seconds,
+        windows,
+        window: plan.window,
         elapsed: last_counted
             .saturating_duration_since(ramp_end)
             .max(Duration::from_micros(1)),
         cpu: CpuTime::thread_now().since(&cpu_from),
+        ctx: counters[0].saturating_sub(counters_from[0]),
+        minor_faults: counters[1].saturating_sub(counters_from[1]),
+        major_faults: counters[2].saturating_sub(counters_from[2]),
+        depth_levels,
+        submit_batches,
+        complete_batches,
         engine: kind,
         skipped_engines: skipped,
         interrupted,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coverage_map_touches_every_unit_once_per_pass() {
+        let mut map = CoverageMap::new(130);
+        let mut rng = Xoroshiro128Plus::seeded(3);
+        let mut seen = vec![0u32; 130];
+        for _ in 0..130 {
+            seen[map.take(rng.next_u64()) as usize] += 1;
+        }
+        assert!(seen.iter().all(|&n| n == 1), "{seen:?}");
+        // The next pass starts afresh.
+        seen[map.take(7) as usize] += 1;
+        assert_eq!(seen[7], 2);
+    }
+
+    #[test]
+    fn size_distributions_stay_in_bounds() {
+        let mut rng = Xoroshiro128Plus::seeded(9);
+        let range = SizeDist::Range {
+            min: 4096,
+            max: 65536,
+        };
+        let split = SizeDist::Split(vec![(4096, 10), (65536, 90)]);
+        let mut big = 0;
+        for _ in 0..10_000 {
+            let r = range.pick(&mut rng);
+            assert!(r % 4096 == 0 && (4096..=65536).contains(&r));
+            if split.pick(&mut rng) == 65536 {
+                big += 1;
+            }
+        }
+        assert!((8700..9300).contains(&big), "{big}");
+    }
+
+    #[test]
+    fn buckets_follow_fio() {
+        assert_eq!(depth_bucket(1), 0);
+        assert_eq!(depth_bucket(32), 5);
+        assert_eq!(depth_bucket(64), 6);
+        assert_eq!(batch_bucket(0), 0);
+        assert_eq!(batch_bucket(4), 1);
+        assert_eq!(batch_bucket(5), 2);
+        assert_eq!(batch_bucket(65), 6);
+    }
 }

@@ -327,7 +327,7 @@ fn outcome(
         );
     }
     o.series = r
-        .seconds
+        .windows
         .iter()
         .enumerate()
         .map(|(i, s)| Sample {

@@ -179,6 +179,46 @@ impl FioHistogram {
     }
 }
 
+/// Upper bounds of fio's latency classes within each of ns, µs and ms.
+pub const CLASS_BOUNDS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+
+/// Counts of completions per fio latency class: 10 in ns, 10 in µs, 12 in ms
+/// (the ms row adds 2000 and >=2000). A class `k` holds [previous bound, k).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LatencyClasses(pub [u64; 32]);
+
+impl LatencyClasses {
+    pub fn class_of(ns: u64) -> usize {
+        let within = |v: u64| CLASS_BOUNDS.iter().position(|&b| v < b).unwrap_or(9);
+        if ns < 1000 {
+            within(ns)
+        } else if ns < 1_000_000 {
+            10 + within(ns / 1000)
+        } else {
+            match ns / 1_000_000 {
+                ms if ms < 1000 => 20 + within(ms),
+                ms if ms < 2000 => 30,
+                _ => 31,
+            }
+        }
+    }
+
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        self.0[Self::class_of(ns)] += 1;
+    }
+
+    pub fn merge(&mut self, o: &LatencyClasses) {
+        for (a, b) in self.0.iter_mut().zip(o.0.iter()) {
+            *a += b;
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,7 +235,10 @@ mod tests {
         let mut v = 128u64;
         while v < 1 << 34 {
             let got = value_of(bucket_of(v)) as f64;
-            assert!((got - v as f64).abs() / v as f64 <= 1.0 / 128.0 + 1e-9, "{v} -> {got}");
+            assert!(
+                (got - v as f64).abs() / v as f64 <= 1.0 / 128.0 + 1e-9,
+                "{v} -> {got}"
+            );
             v = v * 17 / 16 + 1;
         }
         assert_eq!(bucket_of(u64::MAX), BUCKETS - 1);
@@ -251,5 +294,20 @@ mod tests {
         assert!((a.mean() - all.mean()).abs() < 1e-9);
         assert!((a.stddev() - all.stddev()).abs() < 1e-6);
         assert_eq!(a.percentile(99.0), all.percentile(99.0));
+    }
+
+    #[test]
+    fn latency_classes_hold_previous_bound_to_bound() {
+        assert_eq!(LatencyClasses::class_of(0), 0);
+        assert_eq!(LatencyClasses::class_of(1), 0);
+        assert_eq!(LatencyClasses::class_of(2), 1);
+        assert_eq!(LatencyClasses::class_of(999), 9);
+        assert_eq!(LatencyClasses::class_of(1000), 10);
+        assert_eq!(LatencyClasses::class_of(249_999), 16);
+        assert_eq!(LatencyClasses::class_of(250_000), 17);
+        assert_eq!(LatencyClasses::class_of(1_000_000), 20);
+        assert_eq!(LatencyClasses::class_of(999_999_999), 29);
+        assert_eq!(LatencyClasses::class_of(1_500_000_000), 30);
+        assert_eq!(LatencyClasses::class_of(u64::MAX), 31);
     }
 }

@@ -209,6 +209,79 @@ pub fn lay_out(path: &Path, size: u64, seed: u64) -> Result<(), FileError> {
     Ok(())
 }
 
+/// Grows `path` to `size` bytes for a peer's job (fio lays out its files this
+/// way): random data from the current end when the job reads it, otherwise only
+/// allocated. Returns whether the file was created. On failure or Ctrl-C a file it
+/// created is removed and one it extended is cut back to its old length.
+pub fn extend(path: &Path, size: u64, with_data: bool, seed: u64) -> Result<bool, FileError> {
+    use std::io::{Seek, SeekFrom, Write};
+    use std::os::fd::AsRawFd;
+    let err = |source| FileError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let existed = path.exists();
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(err)?;
+    let old_len = file.metadata().map_err(err)?.len();
+    let undo = |file: &fs::File| {
+        if existed {
+            let _ = file.set_len(old_len);
+        } else {
+            let _ = fs::remove_file(path);
+        }
+    };
+    let result = (|| {
+        if with_data {
+            file.seek(SeekFrom::Start(old_len)).map_err(err)?;
+            let mut rng = Xoroshiro128Plus::seeded(seed);
+            let mut chunk = vec![0u8; 1 << 20];
+            let mut left = size.saturating_sub(old_len);
+            while left > 0 {
+                if stop_requested() {
+                    return Err(FileError::Interrupted);
+                }
+                fill_random(&mut chunk, &mut rng);
+                let n = left.min(chunk.len() as u64) as usize;
+                file.write_all(&chunk[..n]).map_err(err)?;
+                left -= n as u64;
+            }
+        } else {
+            // SAFETY: fallocate on a file descriptor we own.
+            let ret = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, size as libc::off_t) };
+            if ret != 0 {
+                let e = io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::ENOSPC) {
+                    return Err(err(e));
+                }
+                // File systems without fallocate: a sparse file of the right length.
+                file.set_len(size).map_err(err)?;
+            }
+        }
+        file.sync_all().map_err(err)
+    })();
+    match result {
+        Ok(()) => Ok(!existed),
+        Err(e) => {
+            undo(&file);
+            Err(e)
+        }
+    }
+}
+
+/// Drops a file's cached pages so buffered reads start cold (fio's `invalidate`).
+pub fn drop_cache(path: &Path) {
+    use std::os::fd::AsRawFd;
+    if let Ok(f) = fs::File::open(path) {
+        // SAFETY: advice on a descriptor we own; failure only leaves the cache warm.
+        unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    }
+}
+
 pub fn fill_random(buf: &mut [u8], rng: &mut Xoroshiro128Plus) {
     for word in buf.chunks_mut(8) {
         let v = rng.next_u64().to_le_bytes();

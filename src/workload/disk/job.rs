@@ -12,7 +12,7 @@
 use super::engine::{self, Completion, EngineKind, Op, Request};
 use super::files;
 use crate::measure::cputime::CpuTime;
-use crate::measure::fio_histogram::FioHistogram;
+use crate::measure::fio_histogram::{FioHistogram, LatencyClasses};
 use crate::measure::histogram::{Histogram, Layout};
 use crate::measure::rng::Xoroshiro128Plus;
 use crate::measure::stop_requested;
@@ -110,7 +110,10 @@ impl JobSpec {
 pub enum SizeDist {
     Fixed(usize),
     /// Uniform over the multiples of `min` in `min..=max`.
-    Range { min: usize, max: usize },
+    Range {
+        min: usize,
+        max: usize,
+    },
     /// (size, percent) pairs whose percents add up to 100.
     Split(Vec<(usize, u32)>),
 }
@@ -226,6 +229,8 @@ pub struct FioTimes {
     pub slat: FioHistogram,
     pub clat: FioHistogram,
     pub lat: FioHistogram,
+    /// Exact completion-latency classes (fio's `lat (usec): 250=…%` rows).
+    pub classes: LatencyClasses,
 }
 
 /// Counts and latencies of one direction (or of the syncs).
@@ -272,6 +277,8 @@ impl DirStats {
                 }
                 None => f.clat.record(lat_ns),
             }
+            f.classes
+                .record(lat_ns.saturating_sub(slat_ns.unwrap_or(0)));
         }
     }
 
@@ -286,6 +293,7 @@ impl DirStats {
             a.slat.merge(&b.slat);
             a.clat.merge(&b.clat);
             a.lat.merge(&b.lat);
+            a.classes.merge(&b.classes);
         }
     }
 }
@@ -310,7 +318,7 @@ pub struct JobResult {
     pub ctx: u64,
     pub minor_faults: u64,
     pub major_faults: u64,
-    /// In-flight requests when each was queued: 1, 2, 4, 8, 16, 32, >=64.
+    /// Depth the queue was filled to, per request issued: 1, 2, 4, 8, 16, 32, >=64.
     pub depth_levels: DepthMap,
     /// Requests per submission call: 0, 1-4, 5-8, 9-16, 17-32, 33-64, >64.
     pub submit_batches: DepthMap,
@@ -723,13 +731,7 @@ fn run_thread(
                 let fi = next_file;
                 next_file = (next_file + 1) % files.len();
                 let f = &mut files[fi];
-                let offset = f.offset(
-                    dir,
-                    len,
-                    sizes.min(),
-                    plan.pattern.is_random(),
-                    &mut rng,
-                );
+                let offset = f.offset(dir, len, sizes.min(), plan.pattern.is_random(), &mut rng);
                 // SAFETY: slot < depth <= async_depth, so the slot's buffer lies inside `buffers`.
                 let buf = unsafe { buffers.as_ptr().add(slot * stride) };
                 if op == Op::Write {
@@ -764,9 +766,6 @@ fn run_thread(
                 in_flight += 1;
                 bytes_issued += len as u64;
                 fresh.push(slot);
-                if plan.detailed {
-                    depth_levels[depth_bucket(in_flight)] += 1;
-                }
                 if op == Op::Write {
                     last_written = fi;
                     writes_since_sync += 1;
@@ -780,6 +779,10 @@ fn run_thread(
                     break;
                 }
             }
+        }
+        if plan.detailed && !fresh.is_empty() {
+            // The depth the queue was filled to, once per request issued.
+            depth_levels[depth_bucket(in_flight)] += fresh.len() as u64;
         }
         if in_flight == 0 {
             if sync_due && issuing {
@@ -842,7 +845,8 @@ fn run_thread(
             let started = queued_at[c.slot];
             let lat = t.duration_since(started).as_nanos() as u64;
             let slat = submitted.map(|s| s.saturating_duration_since(started).as_nanos() as u64);
-            let w = (t.duration_since(ramp_end).as_nanos() / plan.window.as_nanos().max(1)) as usize;
+            let w =
+                (t.duration_since(ramp_end).as_nanos() / plan.window.as_nanos().max(1)) as usize;
             if windows.len() <= w {
                 windows.resize(w + 1, [0; 4]);
             }
@@ -874,15 +878,18 @@ fn run_thread(
     let (cpu_from, counters_from) =
         at_ramp_end.unwrap_or_else(|| (CpuTime::thread_now(), thread_counters()));
     let counters = thread_counters();
-    // A partial last window would read as a drop in the timeline: keep whole ones.
+    // A partial last window would read as a drop in the timeline (and as a low rate
+    // sample to fio's statistics): keep whole ones only.
     let ran_to_time = !interrupted && byte_limit.is_none_or(|l| bytes_issued < l);
     let measured_until = match end {
         Some(e) if ran_to_time => e,
         _ => last_counted,
     };
-    let whole = (measured_until.saturating_duration_since(ramp_end).as_nanos()
+    let whole = (measured_until
+        .saturating_duration_since(ramp_end)
+        .as_nanos()
         / plan.window.as_nanos().max(1)) as usize;
-    windows.truncate(whole.max(1).min(windows.len()));
+    windows.truncate(whole.min(windows.len()));
     Ok(JobResult {
         read,
         write,
@@ -934,7 +941,7 @@ mod tests {
         let mut big = 0;
         for _ in 0..10_000 {
             let r = range.pick(&mut rng);
-            assert!(r % 4096 == 0 && (4096..=65536).contains(&r));
+            assert!(r.is_multiple_of(4096) && (4096..=65536).contains(&r));
             if split.pick(&mut rng) == 65536 {
                 big += 1;
             }

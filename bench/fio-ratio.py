@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""hostbench disk against fio on the same file system, side by side.
+"""hostbench against fio on the same file system, side by side.
 
-Each case runs the two alternately RUNS times (each tool on a freshly laid-out file of
+TOOL=disk (default) compares the native `hostbench disk`; TOOL=fio compares the fio
+personality (`hostbench fio`) given fio's own command line. Each case runs the two
+alternately RUNS times (each tool on a freshly laid-out file of
 the same size, so neither profits from a file the host still caches) and prints the
 medians of IOPS, MiB/s and CPU per I/O, and the ratios hostbench / fio.
 Targets (issue 3): IOPS and MiB/s >= 0.98x fio, CPU per I/O <= fio's.
@@ -39,11 +41,11 @@ cases = [
 ]
 
 
-def fio(rw, bs, depth, engine):
+def fio(rw, bs, depth, engine, binary=("fio",)):
     work = tempfile.mkdtemp(dir=DIR, prefix="fio-ratio-")
     try:
         out = subprocess.run(
-            ["fio", "--name=ratio", f"--filename={work}/file", f"--size={SIZE}", "--direct=1",
+            [*binary, "--name=ratio", f"--filename={work}/file", f"--size={SIZE}", "--direct=1",
              f"--rw={rw}", f"--bs={bs}", f"--ioengine={engine}", f"--iodepth={depth}",
              f"--runtime={TIME}", "--ramp_time=1", "--time_based", "--output-format=json"],
             check=True, capture_output=True, text=True).stdout
@@ -56,6 +58,8 @@ def fio(rw, bs, depth, engine):
 
 
 def hostbench(rw, bs, depth, engine):
+    if os.environ.get("TOOL", "disk") == "fio":
+        return fio(rw, bs, depth, engine, binary=(HOSTBENCH, "fio"))
     out = subprocess.run(
         [HOSTBENCH, "disk", "--dir", DIR, "--size", SIZE, "--pattern", rw, "--bs", bs.upper(),
          "--iodepth", str(depth), "--engine", engine, "--runtime", f"{TIME}s", "--ramp", "1s", "--json"],

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs hostbench's tests, first installing the peer tools they compare against
-# (Debian's sysbench) when they are missing. Needs root or sudo for the install.
+# (Debian's sysbench and fio) when they are missing. Needs root or sudo for the install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
 command -v sysbench >/dev/null || need+=(sysbench)
+command -v fio >/dev/null || need+=(fio)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing peers for the tests: ${need[*]}" >&2
   sudo=""

@@ -214,13 +214,13 @@ fn throttled_device_measures_its_limit() {
     };
     let cg = cgroups.join(format!("hostbench-truth-{}", std::process::id()));
     std::fs::create_dir(&cg).unwrap();
-    let measure = |limit_file: &str, limit: u64, test: &str, metric_name: &str| -> f64 {
+    // Runs `args` under the limit; returns stdout as JSON.
+    let under_limit = |limit_file: &str, limit: u64, args: &str| -> Value {
         std::fs::write(cg.join(limit_file), format!("{dev} {limit}")).unwrap();
         let script = format!(
-            "echo $$ > {}/cgroup.procs && exec {} disk --dir {} --size 64M --tests {test} --runtime 4s --ramp 1s --json",
+            "echo $$ > {}/cgroup.procs && exec {} {args}",
             cg.display(),
             env!("CARGO_BIN_EXE_hostbench"),
-            dir.path().display()
         );
         let out = std::process::Command::new("sh")
             .args(["-c", &script])
@@ -228,7 +228,17 @@ fn throttled_device_measures_its_limit() {
             .unwrap();
         std::fs::write(cg.join(limit_file), format!("{dev} 0")).unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let measure = |limit_file: &str, limit: u64, test: &str, metric_name: &str| -> f64 {
+        let v = under_limit(
+            limit_file,
+            limit,
+            &format!(
+                "disk --dir {} --size 64M --tests {test} --runtime 4s --ramp 1s --json",
+                dir.path().display()
+            ),
+        );
         metric(&v["outcomes"][0], metric_name)
     };
     let iops = measure(
@@ -243,6 +253,17 @@ fn throttled_device_measures_its_limit() {
         "seqread",
         "read_bytes_per_sec",
     );
+    // The fio personality on the same throttled device, fio's own command line.
+    let fio = under_limit(
+        "blkio.throttle.read_iops_device",
+        400,
+        &format!(
+            "fio --name=truth --filename={}/fio.0 --size=64m --direct=1 --rw=randread --bs=4k \
+             --ioengine=libaio --iodepth=16 --runtime=4 --ramp_time=1 --time_based --output-format=json",
+            dir.path().display()
+        ),
+    );
+    let fio_iops = fio["jobs"][0]["read"]["iops"].as_f64().unwrap();
     let _ = std::fs::remove_dir(&cg);
     if iops > 400.0 * 3.0 {
         eprintln!(
@@ -253,6 +274,10 @@ fn throttled_device_measures_its_limit() {
     assert!(
         (iops / 400.0 - 1.0).abs() < 0.05,
         "{iops:.1} IOPS against a limit of 400"
+    );
+    assert!(
+        (fio_iops / 400.0 - 1.0).abs() < 0.05,
+        "fio personality: {fio_iops:.1} IOPS against a limit of 400"
     );
     assert!(
         (bps / (16u64 << 20) as f64 - 1.0).abs() < 0.05,

@@ -532,40 +532,42 @@ fn lay_out(batch: &[&Prepared]) -> Result<String, Failure> {
     let mut lines = String::new();
     let mut done: Vec<PathBuf> = Vec::new();
     for p in batch {
-        let (mut count, mut bytes) = (0u64, 0u64);
-        for t in p.targets.iter().flatten() {
-            if done.contains(&t.path) || is_block_device(&t.path) {
-                continue;
+        for clone in &p.targets {
+            let (mut count, mut bytes) = (0u64, 0u64);
+            for t in clone {
+                if done.contains(&t.path) || is_block_device(&t.path) {
+                    continue;
+                }
+                done.push(t.path.clone());
+                let have = std::fs::metadata(&t.path).map_or(0, |m| m.len());
+                if have >= t.size {
+                    continue;
+                }
+                if let Some(parent) = t.path.parent().filter(|p| !p.as_os_str().is_empty())
+                    && !parent.is_dir()
+                {
+                    return Err(Failure::Usage(format!(
+                        "job '{}': directory {} does not exist: create it or change directory=",
+                        p.job.opts.name,
+                        parent.display()
+                    )));
+                }
+                // Reads need data to read; pure write jobs only need the space.
+                let with_data = p.plan.pattern.reads();
+                files::extend(&t.path, t.size, with_data, 0x1a70u64)
+                    .map_err(|e| Failure::Run(e.to_string()))?;
+                count += 1;
+                bytes += t.size;
             }
-            done.push(t.path.clone());
-            let have = std::fs::metadata(&t.path).map_or(0, |m| m.len());
-            if have >= t.size {
-                continue;
-            }
-            if let Some(parent) = t.path.parent().filter(|p| !p.as_os_str().is_empty())
-                && !parent.is_dir()
-            {
-                return Err(Failure::Usage(format!(
-                    "job '{}': directory {} does not exist: create it or change directory=",
+            if count > 0 {
+                lines.push_str(&format!(
+                    "{}: Laying out IO file ({} file{} / {}MiB)\n",
                     p.job.opts.name,
-                    parent.display()
-                )));
+                    count,
+                    if count == 1 { "" } else { "s" },
+                    bytes >> 20
+                ));
             }
-            // Reads need data to read; pure write jobs only need the space.
-            let with_data = p.plan.pattern.reads();
-            files::extend(&t.path, t.size, with_data, 0x1a70u64)
-                .map_err(|e| Failure::Run(e.to_string()))?;
-            count += 1;
-            bytes += t.size;
-        }
-        if count > 0 {
-            lines.push_str(&format!(
-                "{}: Laying out IO file ({} file{} / {}MiB)\n",
-                p.job.opts.name,
-                count,
-                if count == 1 { "" } else { "s" },
-                bytes >> 20
-            ));
         }
     }
     Ok(lines)

@@ -764,7 +764,11 @@ fn run_thread(
                     break;
                 }
                 in_flight += 1;
-                bytes_issued += len as u64;
+                // As in fio, the byte limit starts after the ramp: a job of
+                // `size` bytes measures `size` bytes.
+                if now >= ramp_end {
+                    bytes_issued += len as u64;
+                }
                 fresh.push(slot);
                 if op == Op::Write {
                     last_written = fi;

@@ -96,7 +96,7 @@ usage: fio [options] [job options] <job file(s)>
 Job options (--name=JOB starts a job; options before it apply to all jobs):
   name rw/readwrite rwmixread rwmixwrite bs bsrange bssplit size io_size filesize
   filename directory nrfiles numjobs iodepth ioengine(io_uring libaio psync sync)
-  direct buffered runtime time_based ramp_time startdelay loops norandommap
+  iodepth_batch_submit/iodepth_batch direct buffered runtime time_based ramp_time startdelay loops norandommap
   randrepeat randseed fsync fdatasync end_fsync invalidate thread stonewall
   new_group group_reporting kb_base percentile_list clat_percentiles lat_percentiles
 Any other option is refused by name. See docs/compat-fio.md.
@@ -517,6 +517,11 @@ fn prepare(job: &Job, allow_device: bool) -> Result<Prepared<'_>, String> {
         io_limit,
         loops: o.loops,
         random_map: !o.norandommap,
+        submit_batch: if o.iodepth_batch_submit == 0 {
+            o.iodepth as usize
+        } else {
+            o.iodepth_batch_submit as usize
+        },
         sync_every,
         sync_op,
         start_delay: o.startdelay,

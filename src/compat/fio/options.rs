@@ -37,6 +37,8 @@ pub struct JobOptions {
     pub nrfiles: u32,
     pub numjobs: u32,
     pub iodepth: u32,
+    /// Requests per submission call (0: iodepth).
+    pub iodepth_batch_submit: u32,
     pub ioengine: EngineKind,
     pub direct: bool,
     pub runtime: Option<Duration>,
@@ -80,6 +82,7 @@ impl Default for JobOptions {
             nrfiles: 1,
             numjobs: 1,
             iodepth: 1,
+            iodepth_batch_submit: 1,
             // fio's default engine on Linux.
             ioengine: EngineKind::Psync,
             direct: false,
@@ -278,6 +281,14 @@ const DEFS: &[Def] = &[
         kind: Kind::Value,
         apply: |o, v| {
             o.iodepth = parse_count(v, 1, 65536)?;
+            Ok(())
+        },
+    },
+    Def {
+        names: &["iodepth_batch_submit", "iodepth_batch"],
+        kind: Kind::Value,
+        apply: |o, v| {
+            o.iodepth_batch_submit = parse_count(v, 0, 65536)?;
             Ok(())
         },
     },

@@ -96,6 +96,7 @@ impl JobSpec {
             io_limit: None,
             loops: 1,
             random_map: false,
+            submit_batch: 0,
             sync_every: u32::from(fsync),
             sync_op: Op::Datasync,
             start_delay: Duration::ZERO,
@@ -184,6 +185,9 @@ pub struct IoPlan {
     pub loops: u32,
     /// Cover every block once per pass before any repeats (fio's random map).
     pub random_map: bool,
+    /// With `detailed`, submit after every N requests queued (0: all at once);
+    /// fio submits each request on its own by default (`iodepth_batch_submit=1`).
+    pub submit_batch: usize,
     /// Sync the file after every N writes (0: never), with `sync_op`.
     pub sync_every: u32,
     pub sync_op: Op,
@@ -549,6 +553,22 @@ impl OpenTarget<'_> {
     }
 }
 
+/// Submits the requests queued since the last submission and stamps their time.
+fn submit_now(
+    engine: &mut (dyn engine::Engine + Send),
+    slots: &[usize],
+    submitted_at: &mut [Option<Instant>],
+    batches: &mut DepthMap,
+) -> std::io::Result<()> {
+    engine.submit()?;
+    let t = Instant::now();
+    for &s in slots {
+        submitted_at[s] = Some(t);
+    }
+    batches[batch_bucket(slots.len())] += 1;
+    Ok(())
+}
+
 fn thread_counters() -> [u64; 3] {
     // SAFETY: getrusage fills a plain struct we own.
     let u = unsafe {
@@ -678,6 +698,7 @@ fn run_thread(
             && failure.is_none()
             && !sync_in_flight;
         fresh.clear();
+        let mut submitted_upto = 0;
         if issuing && sync_due {
             // Syncs wait for the writes before them, as fio's do.
             if in_flight == 0 {
@@ -770,6 +791,19 @@ fn run_thread(
                     bytes_issued += len as u64;
                 }
                 fresh.push(slot);
+                if split_submit
+                    && plan.submit_batch > 0
+                    && fresh.len() - submitted_upto >= plan.submit_batch
+                {
+                    submit_now(
+                        engine.as_mut(),
+                        &fresh[submitted_upto..],
+                        &mut submitted_at,
+                        &mut submit_batches,
+                    )
+                    .map_err(|source| io_error(first, "submit", 0, source, plan.direct))?;
+                    submitted_upto = fresh.len();
+                }
                 if op == Op::Write {
                     last_written = fi;
                     writes_since_sync += 1;
@@ -794,16 +828,17 @@ fn run_thread(
             }
             break;
         }
-        if split_submit && !fresh.is_empty() {
-            engine
-                .submit()
+        if split_submit {
+            if submitted_upto < fresh.len() {
+                submit_now(
+                    engine.as_mut(),
+                    &fresh[submitted_upto..],
+                    &mut submitted_at,
+                    &mut submit_batches,
+                )
                 .map_err(|source| io_error(first, "submit", 0, source, plan.direct))?;
-            let t = Instant::now();
-            for &slot in &fresh {
-                submitted_at[slot] = Some(t);
             }
-        }
-        if plan.detailed {
+        } else if plan.detailed {
             submit_batches[batch_bucket(fresh.len())] += 1;
         }
         done.clear();

@@ -352,3 +352,32 @@ fn writing_a_block_device_needs_a_flag() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--allow-device"), "{}", stderr(&out));
 }
+
+#[test]
+fn ctrl_c_prints_what_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let child = hostbench()
+        .current_dir(dir.path())
+        .args([
+            "fio",
+            "--name=stop",
+            "--size=16m",
+            "--rw=randread",
+            "--runtime=30",
+            "--time_based",
+            "--output-format=json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(stderr(&out).contains("terminating on signal 2"));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runtime = v["jobs"][0]["read"]["runtime"].as_u64().unwrap();
+    assert!((100..10_000).contains(&runtime), "{runtime}");
+}

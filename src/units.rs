@@ -171,6 +171,51 @@ pub fn format_duration(d: Duration) -> String {
     }
 }
 
+/// C's `%.{significant}g`: that many significant digits, trailing zeros dropped,
+/// exponent form outside 1e-4 .. 10^significant (dd's seconds, sysbench's sizes).
+pub fn format_g(v: f64, significant: usize) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return if v.is_finite() {
+            "0".into()
+        } else {
+            v.to_string()
+        };
+    }
+    let p = significant.max(1) as i32;
+    let exp = v.abs().log10().floor() as i32;
+    if !(-4..p).contains(&exp) {
+        let s = format!("{:.*e}", (p - 1) as usize, v);
+        let (mantissa, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let mantissa = if mantissa.contains('.') {
+            mantissa.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            mantissa
+        };
+        let e: i32 = e.parse().unwrap_or(0);
+        return format!("{mantissa}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+    }
+    let decimals = (p - 1 - exp).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// Bytes in the largest IEC unit that keeps the number at or above 1, with five
+/// significant digits: `333.33KiB`, `1.5MiB`, `1000KiB`, `100B` (sysbench's sizes).
+pub fn format_size_g(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    format!("{}{}", format_g(v, 5), UNITS[unit])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,5 +278,18 @@ mod tests {
             let _ = parse_size(&s);
             let _ = parse_duration(&s);
         }
+    }
+
+    #[test]
+    fn sizes_read_like_sysbenchs() {
+        // Printed by sysbench 1.0.20's fileio header for these totals.
+        assert_eq!(format_size_g(341333), "333.33KiB");
+        assert_eq!(format_size_g(1536 << 10), "1.5MiB");
+        assert_eq!(format_size_g(1000 << 10), "1000KiB");
+        assert_eq!(format_size_g(100), "100B");
+        assert_eq!(format_size_g(1023), "1023B");
+        assert_eq!(format_size_g(3 << 30), "3GiB");
+        assert_eq!(format_size_g(1025 << 10), "1.001MiB");
+        assert_eq!(format_size_g(2049), "2.001KiB");
     }
 }

@@ -195,3 +195,22 @@ fn seek_beyond_any_file_is_an_error() {
     assert!(stderr(&o).contains("cannot seek"), "{}", stderr(&o));
     assert_eq!(std::fs::read(&out).unwrap(), b"keep me");
 }
+
+/// `dd … | head` ends dd with SIGPIPE (the shell reports 141), as GNU dd does.
+#[test]
+fn closed_pipe_ends_dd_with_sigpipe() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = hostbench()
+        .args(["dd", "if=/dev/zero", "bs=1M", "count=100"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut first = [0u8; 10];
+    out.read_exact(&mut first).unwrap();
+    drop(out);
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status:?}");
+}

@@ -627,4 +627,41 @@ fn fileio_structure_matches_real_sysbench() {
         let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
         assert_same_structure(&args, ours_dir.path(), theirs_dir.path());
     }
+    // Sizes that do not divide into MiB or blocks, and values sysbench reads loosely.
+    let base = ["fileio", "--file-num=3", "--file-total-size=1000K"];
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["prepare"],
+        vec!["--file-test-mode=rndrw", "--time=1", "run"],
+        vec![
+            "--file-test-mode=rndwr",
+            "--file-fsync-freq=-5",
+            "--time=1",
+            "run",
+        ],
+        vec![
+            "--file-test-mode=rndrw",
+            "--file-rw-ratio=abc",
+            "--time=1",
+            "run",
+        ],
+        vec![
+            "--file-test-mode=rndrw",
+            "--file-rw-ratio=-1",
+            "--time=1",
+            "run",
+        ],
+    ];
+    for extra in commands {
+        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        assert_same_structure(&args, ours_dir.path(), theirs_dir.path());
+    }
+    // sysbench writes whole blocks: each file grows to a multiple of the block size.
+    for i in 0..3 {
+        let size = |d: &std::path::Path| {
+            std::fs::metadata(d.join(format!("test_file.{i}")))
+                .unwrap()
+                .len()
+        };
+        assert_eq!(size(ours_dir.path()), size(theirs_dir.path()));
+    }
 }

@@ -88,15 +88,17 @@ fn parse_factor(s: &str) -> Option<u64> {
     let power = |base: u64, exp: u32| base.checked_pow(exp);
     let letters = "KMGTPE";
     let mult = match &s[end..] {
-        "" | "c" => Some(1),
+        // A bare "B" is a byte, as GNU's optional-suffix rule reads it.
+        "" | "c" | "B" => Some(1),
         "w" => Some(2),
         "b" => Some(512),
         "k" => Some(1024),
         suffix => {
             let mut chars = suffix.chars();
             let letter = chars.next()?;
+            // Units are upper case, except that k may be written small (kB, kiB).
             let exp = letters.find(letter.to_ascii_uppercase())? as u32 + 1;
-            if letter == 'k' && chars.as_str() != "B" {
+            if letter.is_ascii_lowercase() && letter != 'k' {
                 return None;
             }
             match chars.as_str() {
@@ -132,7 +134,8 @@ fn parse(args: &[String]) -> Result<Args, Usage> {
         |v: &str| parse_number(v).ok_or_else(|| usage(format!("invalid number: ‘{v}’"), false));
     let block = |v: &str| match number(v)? {
         0 => Err(usage(format!("invalid number: ‘{v}’"), false)),
-        n if n > (1 << 31) => Err(usage(
+        // GNU dd 9 takes blocks up to what a size_t index and ssize_t reads allow.
+        n if n > (isize::MAX as u64) / 2 => Err(usage(
             format!("invalid number: ‘{v}’: Value too large for defined data type"),
             false,
         )),
@@ -212,6 +215,10 @@ struct Totals {
 }
 
 pub fn main(args: &[String]) -> ExitCode {
+    // dd dies of SIGPIPE when its reader goes away (`dd … | head` exits 141), as
+    // GNU dd does; Rust ignores the signal by default.
+    // SAFETY: restoring the default disposition of one signal.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     if args.iter().any(|a| a == "--help") {
         println!(
             "Usage: dd [OPERAND]...\nCopy a file, converting and formatting according to the operands.\n\n  \
@@ -566,7 +573,7 @@ fn transfer_line(bytes: u64, elapsed: Duration, progress: bool) -> String {
     let time = if progress {
         format!("{secs:.0} s")
     } else {
-        format!("{} s", format_g(secs))
+        format!("{} s", crate::units::format_g(secs, 6))
     };
     let rate = if secs > 0.0 {
         human_rate(bytes as f64 / secs)
@@ -614,29 +621,6 @@ fn human_rate(bytes_per_sec: f64) -> String {
     }
 }
 
-/// C's `%g`: 6 significant digits, trailing zeros dropped, exponent form outside
-/// 1e-4 .. 1e6.
-fn format_g(v: f64) -> String {
-    if v == 0.0 {
-        return "0".into();
-    }
-    let exp = v.abs().log10().floor() as i32;
-    if !(-4..6).contains(&exp) {
-        let s = format!("{:.5e}", v);
-        let (mantissa, e) = s.split_once('e').unwrap_or((&s, "0"));
-        let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
-        let e: i32 = e.parse().unwrap_or(0);
-        return format!("{mantissa}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
-    }
-    let decimals = (5 - exp).max(0) as usize;
-    let s = format!("{v:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -660,6 +644,9 @@ mod tests {
         assert_eq!(parse_number("2c"), Some(2));
         assert_eq!(parse_number("2x3"), Some(6));
         assert_eq!(parse_number("1kx2"), Some(2048));
+        // Checked against GNU dd 9.1: a bare B is one byte, k may be small with iB.
+        assert_eq!(parse_number("3B"), Some(3));
+        assert_eq!(parse_number("1kiB"), Some(1024));
         for bad in [
             "8Q",
             "1Ki",
@@ -669,7 +656,8 @@ mod tests {
             "1.5M",
             "99999999999999999999",
             "16E",
-            "1kiB",
+            "1mB",
+            "1Mi",
         ] {
             assert_eq!(parse_number(bad), None, "{bad}");
         }
@@ -740,11 +728,11 @@ mod tests {
 
     #[test]
     fn g_format() {
-        assert_eq!(format_g(10.0372), "10.0372");
-        assert_eq!(format_g(1.0), "1");
-        assert_eq!(format_g(0.000135954), "0.000135954");
-        assert_eq!(format_g(123456.789), "123457");
-        assert_eq!(format_g(1234567.0), "1.23457e+06");
+        assert_eq!(crate::units::format_g(10.0372, 6), "10.0372");
+        assert_eq!(crate::units::format_g(1.0, 6), "1");
+        assert_eq!(crate::units::format_g(0.000135954, 6), "0.000135954");
+        assert_eq!(crate::units::format_g(123456.789, 6), "123457");
+        assert_eq!(crate::units::format_g(1234567.0, 6), "1.23457e+06");
     }
 
     #[test]

@@ -828,4 +828,22 @@ mod tests {
         apply(&mut o, "rwmixwrite", Some("40")).unwrap();
         assert_eq!(o.rwmixread, 60);
     }
+
+    #[test]
+    fn arbitrary_values_never_panic() {
+        let mut rng = crate::measure::rng::Xoroshiro128Plus::seeded(7);
+        let alphabet = b"0123456789.kmgtpKMGTPbBiIx-:/%, \t";
+        let names: Vec<&str> = DEFS.iter().flat_map(|d| d.names.iter().copied()).collect();
+        for _ in 0..50_000 {
+            let len = rng.below(12);
+            let v: String = (0..len)
+                .map(|_| alphabet[rng.below(alphabet.len())] as char)
+                .collect();
+            let _ = parse_size(&v, 1024);
+            let _ = parse_size(&v, 1000);
+            let _ = parse_time(&v);
+            let mut o = JobOptions::default();
+            let _ = apply(&mut o, names[rng.below(names.len())], Some(&v));
+        }
+    }
 }

@@ -6,6 +6,7 @@ use super::report::FileioIntervalPrinter;
 use super::{
     Fail, General, Log, closing, finished, header, int_option, run_options, starting_workers,
 };
+use crate::units::format_size_g;
 use crate::workload::disk::fileio::{
     self, ExtraFlags, FileAction, FileMode, FileTest, FileioSpec, IoMode,
 };
@@ -57,22 +58,21 @@ fn spec(line: &CommandLine, general: &General) -> Result<FileioSpec, Fail> {
         "fdatasync" => true,
         m => return Err(Fail::Stdout(format!("FATAL: Invalid fsync mode: {m}.\n"))),
     };
-    let rw_ratio = match line.text("file-rw-ratio") {
-        None => 1.5,
-        Some(v) => v
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|r| r.is_finite() && *r >= 0.0)
-            .ok_or_else(|| {
-                Fail::Stderr(format!(
-                    "Invalid value for the 'file_rw_ratio' option: '{v}'\n"
-                ))
-            })?,
-    };
+    // sysbench reads the ratio with atof: a numeric prefix, else 0.
+    let rw_ratio = line.text("file-rw-ratio").map_or(1.5, atof);
+    if rw_ratio < 0.0 || !rw_ratio.is_finite() {
+        return Err(Fail::Stdout(format!(
+            "FATAL: Invalid value for --file-rw-ratio: {rw_ratio:.6}.\n"
+        )));
+    }
     let file_num = int("file-num", 128)?;
     let block_size = parse_size(line.text("file-block-size").unwrap_or("16384")) as i64;
     let fsync_freq = int("file-fsync-freq", 100)?;
+    if fsync_freq < 0 {
+        return Err(Fail::Stdout(format!(
+            "FATAL: Invalid value for file-fsync-freq: {fsync_freq}.\n"
+        )));
+    }
     let merged = int("file-merged-requests", 0)?;
     let backlog = int("file-async-backlog", 128)?;
     if backlog <= 0 {
@@ -115,6 +115,23 @@ fn spec(line: &CommandLine, general: &General) -> Result<FileioSpec, Fail> {
     s.validate()
         .map_err(|e| Fail::Stdout(format!("FATAL: {e}\n")))?;
     Ok(s)
+}
+
+/// C's atof: the longest numeric prefix (after spaces), 0 when there is none.
+fn atof(s: &str) -> f64 {
+    let t = s.trim_start();
+    (1..=t.len())
+        .rev()
+        .filter(|&n| t.is_char_boundary(n))
+        .find_map(|n| {
+            let p = &t[..n];
+            // Rust accepts "inf"/"nan" spellings C would too; require a digit.
+            p.bytes()
+                .any(|b| b.is_ascii_digit())
+                .then(|| p.parse::<f64>().ok())
+                .flatten()
+        })
+        .unwrap_or(0.0)
 }
 
 fn flags_text(f: ExtraFlags) -> String {
@@ -183,11 +200,11 @@ fn run(s: &FileioSpec, general: &General, log: &Log) -> Result<ExitCode, Fail> {
     };
     header(general, log);
     let mut text = format!(
-        "Extra file open flags: {}\n{} files, {}MiB each\n{}MiB total file size\nBlock size {}KiB\n",
+        "Extra file open flags: {}\n{} files, {} each\n{} total file size\nBlock size {}KiB\n",
         flags_text(s.extra_flags),
         s.file_num,
-        s.file_size() / 1048576,
-        s.file_size() * s.file_num as u64 / 1048576,
+        format_size_g(s.file_size()),
+        format_size_g(s.file_size() * s.file_num as u64),
         s.block_size / 1024
     );
     if s.merged_requests > 0 {

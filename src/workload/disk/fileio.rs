@@ -168,11 +168,11 @@ impl FileioSpec {
                 "use e.g. 16384",
             ));
         }
-        if self.file_size() < self.block_size as u64 {
+        if self.file_size() == 0 {
             return Err(SpecError::new(
                 format!("file-total-size={}", self.total_size),
-                "each file is smaller than one block",
-                "use a larger --file-total-size or fewer files",
+                "each file would be empty",
+                "use a --file-total-size of at least --file-num bytes",
             ));
         }
         Ok(())
@@ -189,7 +189,11 @@ pub enum FileioError {
         errno: i32,
         message: String,
     },
-    #[error("Size of file '{name}' is {have}MiB, but at least {want}MiB is expected.")]
+    #[error(
+        "Size of file '{name}' is {}, but at least {} is expected.",
+        crate::units::format_size_g(*have),
+        crate::units::format_size_g(*want)
+    )]
     TooSmall { name: String, have: u64, want: u64 },
     #[error("Failed to {op} file '{name}' at offset {offset}: errno = {errno} ({message})")]
     Io {
@@ -251,9 +255,10 @@ pub fn prepare(
             _ => FileAction::Extended,
         };
         report(&name, action);
+        // Whole blocks, as sysbench writes them: a file ends on a block boundary.
         let mut offset = have - have % spec.block_size as u64;
         while offset < size {
-            let n = (size - offset).min(spec.block_size as u64) as usize;
+            let n = spec.block_size;
             file.write_all_at(&block[..n], offset)
                 .map_err(|e| io_error("write", &name, offset, &e))?;
             offset += n as u64;
@@ -355,8 +360,8 @@ impl FileTest {
             if !recreate && have < spec.file_size() {
                 return Err(FileioError::TooSmall {
                     name,
-                    have: have >> 20,
-                    want: spec.file_size() >> 20,
+                    have,
+                    want: spec.file_size(),
                 });
             }
             files.push(file);

@@ -2,6 +2,7 @@
 //! accounting and summary statistics. Nothing here knows about terminals or peers.
 
 pub mod cputime;
+pub mod hdr;
 pub mod histogram;
 pub mod rng;
 pub mod runner;

@@ -3,6 +3,7 @@
 //! measurement logic lives here.
 
 pub mod dd;
+pub mod redis_benchmark;
 pub mod sysbench;
 
 use std::ffi::OsString;
@@ -17,6 +18,7 @@ pub fn dispatch(name: &str, args: &[OsString]) -> Option<ExitCode> {
     match name {
         "sysbench" => Some(sysbench::main(&args)),
         "dd" => Some(dd::main(&args)),
+        "redis-benchmark" => Some(redis_benchmark::main(&args)),
         _ => None,
     }
 }

@@ -9,3 +9,6 @@ pub mod keys;
 pub mod lockstep;
 pub mod poll;
 pub mod resp;
+pub mod load;
+pub mod template;
+pub mod outcome;

@@ -85,12 +85,23 @@ fn shape(out: &str) -> Vec<String> {
 
 #[test]
 fn full_report_has_redis_benchmarks_layout() {
-    let Some(server) = RedisServer::start(&[]) else { return };
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
     if !available("redis-benchmark") {
         return;
     }
     let port = server.port_arg();
-    let args = ["-p", &port, "-c", "10", "-n", "3000", "-t", "set,get,incr,lpush,mset"];
+    let args = [
+        "-p",
+        &port,
+        "-c",
+        "10",
+        "-n",
+        "3000",
+        "-t",
+        "set,get,incr,lpush,mset",
+    ];
     let ours = hostbench(&args);
     let theirs = peer(&args);
     assert!(ours.status.success(), "{}", text(&ours.stderr));
@@ -100,7 +111,12 @@ fn full_report_has_redis_benchmarks_layout() {
     let header = |o: &Output| -> Vec<String> {
         visible(&text(&o.stdout))
             .into_iter()
-            .filter(|l| l.starts_with("  ") && !l.contains("requests completed") && !l.contains("summary") && !l.starts_with("    "))
+            .filter(|l| {
+                l.starts_with("  ")
+                    && !l.contains("requests completed")
+                    && !l.contains("summary")
+                    && !l.starts_with("    ")
+            })
             .collect()
     };
     assert_eq!(header(&ours), header(&theirs));
@@ -108,13 +124,23 @@ fn full_report_has_redis_benchmarks_layout() {
 
 #[test]
 fn quiet_and_csv_have_redis_benchmarks_layout() {
-    let Some(server) = RedisServer::start(&[]) else { return };
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
     if !available("redis-benchmark") {
         return;
     }
     let port = server.port_arg();
     for form in ["-q", "--csv"] {
-        let args = ["-p", &port, "-n", "2000", "-t", "ping,set,get,lrange_100", form];
+        let args = [
+            "-p",
+            &port,
+            "-n",
+            "2000",
+            "-t",
+            "ping,set,get,lrange_100",
+            form,
+        ];
         let ours = hostbench(&args);
         let theirs = peer(&args);
         assert!(ours.status.success(), "{}", text(&ours.stderr));
@@ -126,7 +152,10 @@ fn quiet_and_csv_have_redis_benchmarks_layout() {
         if form == "--csv" {
             // Nothing but CSV on stdout: scripts parse it strictly.
             let out = text(&ours.stdout);
-            assert!(out.lines().all(|l| l.starts_with('"') && l.ends_with('"')), "{out}");
+            assert!(
+                out.lines().all(|l| l.starts_with('"') && l.ends_with('"')),
+                "{out}"
+            );
             assert_eq!(out.lines().count(), 7);
         }
     }
@@ -134,21 +163,31 @@ fn quiet_and_csv_have_redis_benchmarks_layout() {
 
 #[test]
 fn writes_redis_benchmarks_keys_and_payload() {
-    let Some(server) = RedisServer::start(&[]) else { return };
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
     let port = server.port_arg();
     let out = hostbench(&["-p", &port, "-n", "200", "-c", "4", "-t", "set", "-q"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     // Without -r the key is literal.
     assert!(server.command("GET key:__rand_int__").contains("VXK"));
-    let out = hostbench(&["-p", &port, "-n", "500", "-r", "1000", "-d", "5", "-t", "set", "-q", "--seed", "42"]);
+    let out = hostbench(&[
+        "-p", &port, "-n", "500", "-r", "1000", "-d", "5", "-t", "set", "-q", "--seed", "42",
+    ]);
     assert!(out.status.success());
     let keys = server.command("KEYS key:0*");
     let names: Vec<&str> = keys.lines().filter(|l| l.starts_with("key:")).collect();
     assert!(names.len() > 100, "{keys}");
     assert!(names.iter().all(|k| k.len() == 16), "{names:?}");
-    assert!(server.command(&format!("GET {}", names[0])).contains("VXKeH"));
+    assert!(
+        server
+            .command(&format!("GET {}", names[0]))
+            .contains("VXKeH")
+    );
     // Pipelining counts every request once.
-    let out = hostbench(&["-p", &port, "-n", "1000", "-P", "16", "-r", "1", "-t", "incr", "--csv"]);
+    let out = hostbench(&[
+        "-p", &port, "-n", "1000", "-P", "16", "-r", "1", "-t", "incr", "--csv",
+    ]);
     assert!(out.status.success());
     let v = server.command("GET counter:000000000000");
     let n: u64 = v.lines().nth(1).unwrap_or("0").parse().unwrap_or(0);
@@ -157,9 +196,21 @@ fn writes_redis_benchmarks_keys_and_payload() {
 
 #[test]
 fn custom_command_title_and_payload_size() {
-    let Some(server) = RedisServer::start(&[]) else { return };
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
     let port = server.port_arg();
-    let out = hostbench(&["-p", &port, "-n", "100", "-c", "2", "set", "hb:custom", "abc"]);
+    let out = hostbench(&[
+        "-p",
+        &port,
+        "-n",
+        "100",
+        "-c",
+        "2",
+        "set",
+        "hb:custom",
+        "abc",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let s = text(&out.stdout);
     assert!(s.contains("====== set hb:custom abc ======"), "{s}");
@@ -178,12 +229,17 @@ fn refused_connection_is_a_clear_error() {
     let out = hostbench(&["-p", &port, "-n", "10", "-q"]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
-    assert!(err.contains(&format!("127.0.0.1:{port}")) && err.contains("refused"), "{err}");
+    assert!(
+        err.contains(&format!("127.0.0.1:{port}")) && err.contains("refused"),
+        "{err}"
+    );
 }
 
 #[test]
 fn wrong_password_is_a_clear_error() {
-    let Some(server) = RedisServer::start(&["--requirepass", "s3cret"]) else { return };
+    let Some(server) = RedisServer::start(&["--requirepass", "s3cret"]) else {
+        return;
+    };
     let port = server.port_arg();
     let out = hostbench(&["-p", &port, "-n", "10", "-a", "wrong", "-t", "get", "-q"]);
     assert_eq!(out.status.code(), Some(1));
@@ -191,37 +247,74 @@ fn wrong_password_is_a_clear_error() {
     assert!(err.contains("AUTH") && err.contains("WRONGPASS"), "{err}");
     let out = hostbench(&["-p", &port, "-n", "10", "-t", "get", "-q"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("NOAUTH"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("NOAUTH"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = hostbench(&["-p", &port, "-n", "10", "-a", "s3cret", "-t", "get", "-q"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
 #[test]
 fn error_reply_stops_with_partial_results() {
-    let Some(server) = RedisServer::start(&[]) else { return };
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
     let port = server.port_arg();
     server.command("SET mylist notalist");
     let out = hostbench(&["-p", &port, "-n", "1000", "-t", "lpush"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("Error from server: WRONGTYPE"), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("PARTIAL RESULTS"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("Error from server: WRONGTYPE"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("PARTIAL RESULTS"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]
 fn server_killed_mid_run_reports_partial_results() {
-    let Some(mut server) = RedisServer::start(&[]) else { return };
+    let Some(mut server) = RedisServer::start(&[]) else {
+        return;
+    };
     let port = server.port_arg();
     let mut c = Command::new(env!("CARGO_BIN_EXE_hostbench"));
-    c.args(["redis-benchmark", "-p", &port, "-n", "50000000", "-t", "get", "-q"]);
-    let child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    c.args([
+        "redis-benchmark",
+        "-p",
+        &port,
+        "-n",
+        "50000000",
+        "-t",
+        "get",
+        "-q",
+    ]);
+    let child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     std::thread::sleep(Duration::from_millis(800));
     server.kill();
     let start = Instant::now();
     let out = child.wait_with_output().unwrap();
     assert!(start.elapsed() < Duration::from_secs(10));
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("closed the connection"), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("PARTIAL RESULTS"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("closed the connection"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("PARTIAL RESULTS"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]

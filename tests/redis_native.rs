@@ -62,12 +62,14 @@ fn stderr(o: &Output) -> String {
 
 #[test]
 fn closed_loop_measures_and_stays_in_its_prefix() {
-    let Some(server) = RedisServer::start(&[]) else { return };
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
     server.command("SET user:data keep-me");
     let port = server.port_arg();
     let out = run(&[
-        "-p", &port, "--time", "1s", "--warmup", "200ms", "-c", "8", "--keys", "500",
-        "--ratio", "1:1", "-d", "8-64", "--json",
+        "-p", &port, "--time", "1s", "--warmup", "200ms", "-c", "8", "--keys", "500", "--ratio",
+        "1:1", "-d", "8-64", "--json",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let doc = json(&out);
@@ -79,7 +81,10 @@ fn closed_loop_measures_and_stays_in_its_prefix() {
     assert!(!doc["series"].as_array().unwrap().is_empty());
     // Its own keys only, and nothing else was touched.
     let keys = server.command("KEYS *");
-    for k in keys.lines().filter(|l| !l.starts_with('*') && !l.starts_with('$')) {
+    for k in keys
+        .lines()
+        .filter(|l| !l.starts_with('*') && !l.starts_with('$'))
+    {
         assert!(k.starts_with("hostbench:") || k == "user:data", "{k}");
     }
     assert!(server.command("GET user:data").contains("keep-me"));
@@ -90,11 +95,12 @@ fn closed_loop_measures_and_stays_in_its_prefix() {
 
 #[test]
 fn open_loop_holds_its_rate() {
-    let Some(server) = RedisServer::start(&[]) else { return };
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
     let port = server.port_arg();
     let out = run(&[
-        "-p", &port, "--time", "2s", "--warmup", "300ms", "-c", "4", "--rate", "2000",
-        "--json",
+        "-p", &port, "--time", "2s", "--warmup", "300ms", "-c", "4", "--rate", "2000", "--json",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let doc = json(&out);
@@ -108,11 +114,12 @@ fn open_loop_holds_its_rate() {
 /// uncorrected p99 only sees the few requests that were in flight.
 #[test]
 fn paused_server_shows_in_corrected_p99_only() {
-    let Some(server) = RedisServer::start(&[]) else { return };
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
     let port = server.port_arg();
     let child = spawn(&[
-        "-p", &port, "--time", "3s", "--warmup", "300ms", "-c", "4", "--rate", "2000",
-        "--json",
+        "-p", &port, "--time", "3s", "--warmup", "300ms", "-c", "4", "--rate", "2000", "--json",
     ]);
     std::thread::sleep(Duration::from_millis(1500));
     assert!(server.command("CLIENT PAUSE 500").contains("OK"));
@@ -121,7 +128,10 @@ fn paused_server_shows_in_corrected_p99_only() {
     let doc = json(&out);
     let corrected = metric(&doc, "latency_p99") / 1e6;
     let uncorrected = metric(&doc, "uncorrected_latency_p99") / 1e6;
-    assert!(corrected > 300.0, "corrected p99 {corrected} ms should show the 500 ms pause");
+    assert!(
+        corrected > 300.0,
+        "corrected p99 {corrected} ms should show the 500 ms pause"
+    );
     assert!(
         uncorrected < 100.0,
         "uncorrected p99 {uncorrected} ms should hide the pause"
@@ -134,10 +144,27 @@ fn unix_socket_resp3_and_database() {
     let dir = tempfile::tempdir().unwrap();
     let sock = dir.path().join("redis.sock");
     let sock_s = sock.to_str().unwrap().to_string();
-    let Some(server) = RedisServer::start(&["--unixsocket", &sock_s]) else { return };
+    let Some(server) = RedisServer::start(&["--unixsocket", &sock_s]) else {
+        return;
+    };
     let out = run(&[
-        "--socket", &sock_s, "--resp3", "--db", "2", "--time", "500ms", "--warmup", "0s",
-        "-c", "2", "--ratio", "1:0", "--key-pattern", "sequential", "--keys", "100",
+        "--socket",
+        &sock_s,
+        "--resp3",
+        "--db",
+        "2",
+        "--time",
+        "500ms",
+        "--warmup",
+        "0s",
+        "-c",
+        "2",
+        "--ratio",
+        "1:0",
+        "--key-pattern",
+        "sequential",
+        "--keys",
+        "100",
         "--json",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -149,18 +176,38 @@ fn unix_socket_resp3_and_database() {
     std::thread::sleep(Duration::from_millis(100));
     let mut buf = [0u8; 64];
     let n = s.read(&mut buf).unwrap();
-    assert!(String::from_utf8_lossy(&buf[..n]).contains(":100"), "{:?}", &buf[..n]);
+    assert!(
+        String::from_utf8_lossy(&buf[..n]).contains(":100"),
+        "{:?}",
+        &buf[..n]
+    );
 }
 
 #[test]
 fn distributions_and_templates_run() {
-    let Some(server) = RedisServer::start(&[]) else { return };
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
     let port = server.port_arg();
     for pattern in ["gaussian", "zipf"] {
         let out = run(&[
-            "-p", &port, "--time", "300ms", "--warmup", "0s", "-c", "2", "-P", "8",
-            "--key-pattern", pattern, "--command", "2:INCR __key__", "--command",
-            "HSET __key__:h f __data__", "--json",
+            "-p",
+            &port,
+            "--time",
+            "300ms",
+            "--warmup",
+            "0s",
+            "-c",
+            "2",
+            "-P",
+            "8",
+            "--key-pattern",
+            pattern,
+            "--command",
+            "2:INCR __key__",
+            "--command",
+            "HSET __key__:h f __data__",
+            "--json",
         ]);
         assert!(out.status.success(), "{pattern}: {}", stderr(&out));
         let doc = json(&out);
@@ -186,7 +233,9 @@ fn refused_connection_and_bad_password_fail_clearly() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("refused"), "{}", stderr(&out));
 
-    let Some(server) = RedisServer::start(&["--requirepass", "pw"]) else { return };
+    let Some(server) = RedisServer::start(&["--requirepass", "pw"]) else {
+        return;
+    };
     let port = server.port_arg();
     let out = run(&["-p", &port, "--time", "1s", "--password", "nope"]);
     assert_eq!(out.status.code(), Some(1));
@@ -198,12 +247,24 @@ fn refused_connection_and_bad_password_fail_clearly() {
 
 #[test]
 fn error_reply_gives_partial_results_and_exit_1() {
-    let Some(server) = RedisServer::start(&[]) else { return };
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
     server.command("SET hb:0 a-string");
     let port = server.port_arg();
     let out = run(&[
-        "-p", &port, "--time", "2s", "--warmup", "0s", "--keys", "1", "--key-prefix", "hb:",
-        "--command", "LPUSH __key__ x",
+        "-p",
+        &port,
+        "--time",
+        "2s",
+        "--warmup",
+        "0s",
+        "--keys",
+        "1",
+        "--key-prefix",
+        "hb:",
+        "--command",
+        "LPUSH __key__ x",
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("WRONGTYPE"), "{}", stderr(&out));
@@ -212,14 +273,20 @@ fn error_reply_gives_partial_results_and_exit_1() {
 
 #[test]
 fn server_killed_mid_run_gives_partial_results() {
-    let Some(mut server) = RedisServer::start(&[]) else { return };
+    let Some(mut server) = RedisServer::start(&[]) else {
+        return;
+    };
     let port = server.port_arg();
     let child = spawn(&["-p", &port, "--time", "20s", "--warmup", "0s", "-c", "4"]);
     std::thread::sleep(Duration::from_millis(1000));
     server.kill();
     let out = finish(child, Duration::from_secs(15));
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("closed the connection"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("closed the connection"),
+        "{}",
+        stderr(&out)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("PARTIAL RESULTS"), "{text}");
 }

@@ -5,6 +5,7 @@
 use super::{CliError, finished, parse_duration};
 use crate::host::HostInfo;
 use crate::measure::cputime::CpuTime;
+use crate::measure::runner::Observer;
 use crate::progress::{Expect, Progress};
 use crate::report;
 use crate::units::format_ns;
@@ -14,7 +15,6 @@ use crate::workload::redis::keys::KeyDist;
 use crate::workload::redis::load::{self, Live, LoadSpec, Mix};
 use crate::workload::redis::outcome;
 use crate::workload::redis::template::Template;
-use crate::measure::runner::Observer;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -144,7 +144,11 @@ impl RedisArgs {
             ));
         }
         if self.time.is_zero() {
-            return Err(bad("--time 0", "nothing would be measured", "give a duration such as 10s"));
+            return Err(bad(
+                "--time 0",
+                "nothing would be measured",
+                "give a duration such as 10s",
+            ));
         }
         if self.keys == 0 {
             return Err(bad("--keys 0", "no keys to use", "give at least 1"));
@@ -153,7 +157,9 @@ impl RedisArgs {
             let (set, get) = self
                 .ratio
                 .split_once(':')
-                .and_then(|(a, b)| Some((a.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?)))
+                .and_then(|(a, b)| {
+                    Some((a.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?))
+                })
                 .filter(|(a, b)| a + b > 0)
                 .ok_or_else(|| {
                     bad(
@@ -298,9 +304,9 @@ fn parse_rate(s: &str) -> Result<f64, CliError> {
 
 pub fn execute(args: RedisArgs) -> Result<ExitCode, CliError> {
     let spec = args.spec()?;
-    if let Err(why) =
-        crate::workload::redis::conn::raise_fd_limit((spec.connections + spec.threads * 2 + 16) as u64)
-    {
+    if let Err(why) = crate::workload::redis::conn::raise_fd_limit(
+        (spec.connections + spec.threads * 2 + 16) as u64,
+    ) {
         return Err(CliError::Usage(format!(
             "cannot open {} connections: {why}; raise `ulimit -n` or use fewer --connections",
             spec.connections
@@ -365,7 +371,11 @@ fn human(o: &crate::model::Outcome, spec: &LoadSpec) -> String {
     if let Some(l) = &o.latency
         && spec.rate.is_some()
     {
-        let get = |name: &str| o.metric(name, None).map(|m| format_ns(m.value)).unwrap_or_default();
+        let get = |name: &str| {
+            o.metric(name, None)
+                .map(|m| format_ns(m.value))
+                .unwrap_or_default()
+        };
         out += &format!(
             "\n  latency          p50 {:>10}  p99 {:>10}  p99.9 {:>10}  max {:>10}   (from the scheduled send: what users see)\n",
             get("latency_p50"),
@@ -384,7 +394,10 @@ fn human(o: &crate::model::Outcome, spec: &LoadSpec) -> String {
     if !o.series.is_empty() {
         out += "\n  per second (ops/s):";
         for s in &o.series {
-            out += &format!(" {:.0}", s.values.get("ops_per_sec").copied().unwrap_or(0.0));
+            out += &format!(
+                " {:.0}",
+                s.values.get("ops_per_sec").copied().unwrap_or(0.0)
+            );
         }
         out.push('\n');
     }
@@ -419,7 +432,17 @@ mod tests {
 
     #[test]
     fn options_parse() {
-        let s = spec(&["--rate", "20000/s", "-d", "16-1K", "--command", "3:INCR __key__", "--command", "GET __key__"]).unwrap();
+        let s = spec(&[
+            "--rate",
+            "20000/s",
+            "-d",
+            "16-1K",
+            "--command",
+            "3:INCR __key__",
+            "--command",
+            "GET __key__",
+        ])
+        .unwrap();
         assert_eq!(s.rate, Some(20000.0));
         assert_eq!(s.value_size, (16, 1024));
         assert_eq!(s.mix[0].weight, 3);

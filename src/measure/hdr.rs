@@ -101,7 +101,8 @@ impl HdrHistogram {
 
     fn value_at_index(&self, index: usize) -> u64 {
         let mut bucket = (index as i64 >> self.sub_bucket_half_count_magnitude) - 1;
-        let mut sub = (index as u64 & (self.sub_bucket_half_count - 1)) + self.sub_bucket_half_count;
+        let mut sub =
+            (index as u64 & (self.sub_bucket_half_count - 1)) + self.sub_bucket_half_count;
         if bucket < 0 {
             sub -= self.sub_bucket_half_count;
             bucket = 0;
@@ -280,7 +281,8 @@ impl HdrHistogram {
                 if count != 0 && level <= current {
                     steps.push(Step {
                         percentile: level,
-                        highest_equivalent: self.highest_equivalent(self.value_at_index(index as usize)),
+                        highest_equivalent: self
+                            .highest_equivalent(self.value_at_index(index as usize)),
                         cumulative,
                     });
                     let exponent = ((100.0 / (100.0 - level)).ln() / 2f64.ln()) as i64 + 1;
@@ -313,7 +315,8 @@ impl HdrHistogram {
         let mut level_lowest = self.lowest_equivalent(level);
         loop {
             let more = cumulative < self.total;
-            let next_in_reach = index + 1 < len && self.value_at_index((index + 1) as usize) > level_lowest;
+            let next_in_reach =
+                index + 1 < len && self.value_at_index((index + 1) as usize) > level_lowest;
             if !(more || next_in_reach) {
                 return steps;
             }

@@ -21,7 +21,9 @@ pub fn available(tool: &str) -> bool {
         .map(|o| o.status.success())
         .unwrap_or(false);
     if !found {
-        eprintln!("skipped: {tool} is not installed (scripts/test.sh installs redis-server and redis-tools)");
+        eprintln!(
+            "skipped: {tool} is not installed (scripts/test.sh installs redis-server and redis-tools)"
+        );
     }
     found
 }

@@ -95,9 +95,11 @@ pub fn parse(args: &[String]) -> Result<(Parsed, Warnings), UsageError> {
         }
         let mut value = || -> Result<&str, UsageError> {
             i += 1;
-            args.get(i)
-                .map(String::as_str)
-                .ok_or_else(|| UsageError(format!("Invalid option \"{arg}\" or option argument missing")))
+            args.get(i).map(String::as_str).ok_or_else(|| {
+                UsageError(format!(
+                    "Invalid option \"{arg}\" or option argument missing"
+                ))
+            })
         };
         match arg {
             "-c" => o.clients = number(arg, value()?)?.max(0) as usize,
@@ -291,7 +293,16 @@ mod tests {
         let o = run(&["-c", "1000", "-n", "300000", "-t", "get,set"]);
         assert_eq!((o.clients, o.requests), (1000, 300_000));
         assert!(o.selected("get") && o.selected("set") && !o.selected("incr"));
-        let o = run(&["--threads", "4", "-c", "1000", "-n", "300000", "-t", "get,set"]);
+        let o = run(&[
+            "--threads",
+            "4",
+            "-c",
+            "1000",
+            "-n",
+            "300000",
+            "-t",
+            "get,set",
+        ]);
         assert_eq!(o.threads, 4);
     }
 
@@ -321,8 +332,18 @@ mod tests {
     #[test]
     fn errors() {
         let p = |a: &[&str]| parse(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-        assert!(p(&["-c"]).unwrap_err().0.contains("option argument missing"));
-        assert!(p(&["--bogus"]).unwrap_err().0.contains("Invalid option \"--bogus\""));
+        assert!(
+            p(&["-c"])
+                .unwrap_err()
+                .0
+                .contains("option argument missing")
+        );
+        assert!(
+            p(&["--bogus"])
+                .unwrap_err()
+                .0
+                .contains("Invalid option \"--bogus\"")
+        );
         assert_eq!(p(&["-p", "70000"]).unwrap_err().0, "Invalid server port.");
         assert!(p(&["-c", "many"]).unwrap_err().0.contains("not a number"));
         assert!(p(&["--precision", "0"]).is_err());

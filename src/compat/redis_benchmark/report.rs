@@ -98,7 +98,12 @@ pub fn full(r: &TestResult) -> String {
     out.push('\n');
 
     out.push_str("Latency by percentile distribution:\n");
-    distribution(&mut out, r.histogram, &r.histogram.percentile_steps(1), true);
+    distribution(
+        &mut out,
+        r.histogram,
+        &r.histogram.percentile_steps(1),
+        true,
+    );
     out.push_str("\nCumulative distribution of latencies:\n");
     distribution(
         &mut out,

@@ -77,7 +77,10 @@ pub fn default_tests(o: &Options) -> Vec<Test> {
         } else {
             b"0"
         };
-        add("ZADD", vec![b"ZADD", b"myzset", score, b"element:__rand_int__"]);
+        add(
+            "ZADD",
+            vec![b"ZADD", b"myzset", score, b"element:__rand_int__"],
+        );
     }
     if o.selected("zpopmin") {
         add("ZPOPMIN", vec![b"ZPOPMIN", b"myzset"]);
@@ -90,7 +93,10 @@ pub fn default_tests(o: &Options) -> Vec<Test> {
     ];
     let any_lrange = o.selected("lrange") || lranges.iter().any(|(n, _, _)| o.selected(n));
     if any_lrange {
-        add("LPUSH (needed to benchmark LRANGE)", vec![b"LPUSH", b"mylist", d]);
+        add(
+            "LPUSH (needed to benchmark LRANGE)",
+            vec![b"LPUSH", b"mylist", d],
+        );
     }
     for (name, title, last) in lranges {
         if o.selected("lrange") || o.selected(name) {
@@ -156,7 +162,10 @@ mod tests {
     #[test]
     fn set_command_bytes() {
         let o = Options::default();
-        let set = default_tests(&o).into_iter().find(|t| t.title == "SET").unwrap();
+        let set = default_tests(&o)
+            .into_iter()
+            .find(|t| t.title == "SET")
+            .unwrap();
         assert_eq!(
             set.command,
             b"*3\r\n$3\r\nSET\r\n$16\r\nkey:__rand_int__\r\n$3\r\nVXK\r\n"

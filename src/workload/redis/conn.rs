@@ -80,7 +80,9 @@ pub enum RedisError {
     },
     #[error("Error from server: {0}")]
     Reply(String),
-    #[error("the server closed the connection (was it stopped or restarted, or did it drop the client?)")]
+    #[error(
+        "the server closed the connection (was it stopped or restarted, or did it drop the client?)"
+    )]
     Closed,
     #[error("connection to the server failed: {0}")]
     Io(io::Error),
@@ -279,7 +281,12 @@ pub enum Pump {
 impl ReplyReader {
     /// Reads what the socket has and calls `frame(bytes, is_error)` per complete reply.
     /// Stops early when `frame` returns an error.
-    pub fn pump<F>(&mut self, fd: RawFd, scratch: &mut [u8], mut frame: F) -> Result<Pump, RedisError>
+    pub fn pump<F>(
+        &mut self,
+        fd: RawFd,
+        scratch: &mut [u8],
+        mut frame: F,
+    ) -> Result<Pump, RedisError>
     where
         F: FnMut(&[u8], bool) -> Result<(), RedisError>,
     {

@@ -45,7 +45,7 @@ impl GlibcRandom {
 
     /// The next value in 0..2^31.
     #[inline]
-    pub fn next(&mut self) -> u32 {
+    pub fn draw(&mut self) -> u32 {
         self.step() >> 1
     }
 }
@@ -57,8 +57,12 @@ pub enum KeyDist {
     /// Each thread walks its own slice of the key space in order.
     Sequential,
     /// Centred on the middle of the key space.
-    Gaussian { stddev_fraction: f64 },
-    Zipf { exponent: f64 },
+    Gaussian {
+        stddev_fraction: f64,
+    },
+    Zipf {
+        exponent: f64,
+    },
 }
 
 /// Draws key numbers in `0..count` from a distribution.
@@ -90,7 +94,7 @@ impl KeyPicker {
     }
 
     #[inline]
-    pub fn next(&mut self) -> u64 {
+    pub fn draw(&mut self) -> u64 {
         match self.dist {
             KeyDist::Uniform => self.rng.next_u64() % self.count,
             KeyDist::Sequential => {
@@ -210,7 +214,7 @@ mod tests {
         // glibc: srandom(1) then random() gives 1804289383, 846930886, 1681692777.
         let mut g = GlibcRandom::new(1);
         assert_eq!(
-            [g.next(), g.next(), g.next()],
+            [g.draw(), g.draw(), g.draw()],
             [1_804_289_383, 846_930_886, 1_681_692_777]
         );
     }
@@ -230,12 +234,12 @@ mod tests {
             let mut p = KeyPicker::new(n, dist, 7, (0, 1));
             let mut hist = vec![0u64; n as usize];
             for _ in 0..100_000 {
-                let k = p.next();
+                let k = p.draw();
                 assert!(k < n, "{dist:?} gave {k}");
                 hist[k as usize] += 1;
             }
             match dist {
-                KeyDist::Zipf { exponent } if exponent == 1.0 => {
+                KeyDist::Zipf { exponent: 1.0 } => {
                     // Rank 1 holds about 1/H(1000) = 13 % of draws, rank 2 half of that.
                     assert!((11_000..15_500).contains(&hist[0]), "{}", hist[0]);
                     assert!(hist[1] * 2 > hist[0] * 8 / 10 && hist[1] * 2 < hist[0] * 12 / 10);

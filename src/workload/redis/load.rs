@@ -17,8 +17,8 @@ use crate::measure::rng::Xoroshiro128Plus;
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 #[derive(Debug, Clone, Serialize)]
@@ -51,7 +51,10 @@ pub struct LoadSpec {
 }
 
 mod secs {
-    pub fn serialize<S: serde::Serializer>(d: &std::time::Duration, s: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: serde::Serializer>(
+        d: &std::time::Duration,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         s.serialize_f64(d.as_secs_f64())
     }
 }
@@ -216,7 +219,11 @@ pub fn run(spec: &LoadSpec, live: &Live) -> Result<LoadResult, RedisError> {
     GLOBAL_STOP.store(false, Ordering::Relaxed);
     let measure_from = t0 + spec.warmup.as_nanos() as u64;
     let ended = poll::now_ns().min(measure_from + spec.duration.as_nanos() as u64);
-    let error = shared.error.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let error = shared
+        .error
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
     let interrupted = crate::measure::stop_requested();
     let elapsed = if error.is_some() || interrupted {
         Duration::from_nanos(ended.saturating_sub(measure_from))
@@ -446,7 +453,7 @@ impl<'a> Worker<'a> {
     #[inline]
     fn push_request(&mut self, c: &mut Conn, due: u64, now: u64) {
         let cmd = self.pick_command();
-        let key = self.keys.next();
+        let key = self.keys.draw();
         template::key_into(
             &mut self.key_buf,
             self.spec.key_prefix.as_bytes(),
@@ -497,7 +504,11 @@ impl<'a> Worker<'a> {
         }
         let want = !c.out.is_empty();
         if want != c.wants_write {
-            let interest = if want { poll::READ | poll::WRITE } else { poll::READ };
+            let interest = if want {
+                poll::READ | poll::WRITE
+            } else {
+                poll::READ
+            };
             epoll
                 .modify(c.fd.as_raw_fd(), token as u64, interest)
                 .map_err(RedisError::Io)?;
@@ -511,21 +522,24 @@ impl<'a> Worker<'a> {
         let mut replies = 0u64;
         let mut scratch = std::mem::take(&mut self.scratch);
         let inflight = &mut c.inflight;
-        let pumped = c.reader.pump(c.fd.as_raw_fd(), &mut scratch, |frame, error| {
-            if error {
-                return Err(RedisError::Reply(super::resp::first_line(frame)));
-            }
-            let Some((due, sent, cmd)) = inflight.pop_front() else {
-                return Err(RedisError::Other(
-                    "the server sent a reply nobody asked for: the connection is out of step".into(),
-                ));
-            };
-            if due >= self.measure_from && due < self.end {
-                self.record(now, due, sent, cmd as usize);
-            }
-            replies += 1;
-            Ok(())
-        });
+        let pumped = c
+            .reader
+            .pump(c.fd.as_raw_fd(), &mut scratch, |frame, error| {
+                if error {
+                    return Err(RedisError::Reply(super::resp::first_line(frame)));
+                }
+                let Some((due, sent, cmd)) = inflight.pop_front() else {
+                    return Err(RedisError::Other(
+                        "the server sent a reply nobody asked for: the connection is out of step"
+                            .into(),
+                    ));
+                };
+                if due >= self.measure_from && due < self.end {
+                    self.record(now, due, sent, cmd as usize);
+                }
+                replies += 1;
+                Ok(())
+            });
         self.scratch = scratch;
         if replies > 0 {
             self.live.replies.fetch_add(replies, Ordering::Relaxed);

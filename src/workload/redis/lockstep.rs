@@ -189,7 +189,11 @@ pub fn run(spec: &LockstepSpec, tick: &mut dyn FnMut(Tick)) -> Result<LockstepRe
         }
     });
     let elapsed = start.elapsed();
-    let error = shared.error.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let error = shared
+        .error
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
     Ok(LockstepResult {
         finished: shared.finished.load(Ordering::Relaxed).min(spec.requests),
         histogram,
@@ -215,7 +219,9 @@ impl Worker<'_> {
         let mut live = 0usize;
         for (i, c) in clients.iter_mut().enumerate() {
             let fd = c.fd.as_ref().expect("connected").as_raw_fd();
-            epoll.add(fd, i as u64, poll::READ).map_err(RedisError::Io)?;
+            epoll
+                .add(fd, i as u64, poll::READ)
+                .map_err(RedisError::Io)?;
             if self.start_batch(c, &epoll, i)? {
                 live += 1;
             }
@@ -249,7 +255,12 @@ impl Worker<'_> {
 
     /// Takes `pipeline` requests from the budget and writes the batch. False when the
     /// budget is spent (the client is closed).
-    fn start_batch(&mut self, c: &mut Client, epoll: &Epoll, token: usize) -> Result<bool, RedisError> {
+    fn start_batch(
+        &mut self,
+        c: &mut Client,
+        epoll: &Epoll,
+        token: usize,
+    ) -> Result<bool, RedisError> {
         let p = self.spec.pipeline as u64;
         if self.shared.issued.fetch_add(p, Ordering::Relaxed) >= self.spec.requests {
             if let Some(fd) = c.fd.take() {
@@ -259,7 +270,7 @@ impl Worker<'_> {
         }
         if let Some(space) = self.spec.keyspace {
             for &off in &c.rand_offsets {
-                let draw = self.rng.next() as u64 % space.max(1);
+                let draw = self.rng.draw() as u64 % space.max(1);
                 super::resp::write_padded(&mut c.batch[off..off + PLACEHOLDER.len()], draw);
             }
         }
@@ -276,8 +287,14 @@ impl Worker<'_> {
         c.written += conn::write(fd, &c.batch[c.written..])?;
         let want = c.written < c.batch.len();
         if want != c.wants_write {
-            let interest = if want { poll::READ | poll::WRITE } else { poll::READ };
-            epoll.modify(fd, token as u64, interest).map_err(RedisError::Io)?;
+            let interest = if want {
+                poll::READ | poll::WRITE
+            } else {
+                poll::READ
+            };
+            epoll
+                .modify(fd, token as u64, interest)
+                .map_err(RedisError::Io)?;
             c.wants_write = want;
         }
         Ok(())
@@ -285,7 +302,12 @@ impl Worker<'_> {
 
     /// Reads replies; when the batch is complete records it and starts the next one.
     /// False when the client is finished.
-    fn on_readable(&mut self, c: &mut Client, epoll: &Epoll, token: usize) -> Result<bool, RedisError> {
+    fn on_readable(
+        &mut self,
+        c: &mut Client,
+        epoll: &Epoll,
+        token: usize,
+    ) -> Result<bool, RedisError> {
         let now = poll::now_ns();
         let latency = *c
             .latency_us
@@ -299,7 +321,8 @@ impl Worker<'_> {
             }
             if pending == 0 {
                 return Err(RedisError::Other(
-                    "the server sent a reply nobody asked for: the connection is out of step".into(),
+                    "the server sent a reply nobody asked for: the connection is out of step"
+                        .into(),
                 ));
             }
             pending -= 1;

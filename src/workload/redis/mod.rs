@@ -6,9 +6,9 @@
 
 pub mod conn;
 pub mod keys;
+pub mod load;
 pub mod lockstep;
+pub mod outcome;
 pub mod poll;
 pub mod resp;
-pub mod load;
 pub mod template;
-pub mod outcome;

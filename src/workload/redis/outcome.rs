@@ -23,18 +23,30 @@ pub fn build(spec: &LoadSpec, result: &LoadResult, cpu: CpuTime, host: HostInfo)
         system_s: cpu.system_s,
         utilisation: cpu.utilisation(result.elapsed + spec.warmup),
     };
-    o.push(Metric::new("ops_per_sec", count as f64 / secs, Unit::OpsPerSec));
+    o.push(Metric::new(
+        "ops_per_sec",
+        count as f64 / secs,
+        Unit::OpsPerSec,
+    ));
     o.push(Metric::new("operations", count as f64, Unit::Count));
     if let Some(rate) = spec.rate {
         o.push(Metric::new("target_ops_per_sec", rate, Unit::OpsPerSec));
     }
     for p in [50.0, 99.0, 99.9] {
         if let Some(ns) = m.corrected.percentile_ns(p) {
-            o.push(Metric::new(&format!("latency_p{}", pct(p)), ns, Unit::Nanoseconds));
+            o.push(Metric::new(
+                &format!("latency_p{}", pct(p)),
+                ns,
+                Unit::Nanoseconds,
+            ));
         }
     }
     if m.max_ns > 0 {
-        o.push(Metric::new("latency_max", m.max_ns as f64, Unit::Nanoseconds));
+        o.push(Metric::new(
+            "latency_max",
+            m.max_ns as f64,
+            Unit::Nanoseconds,
+        ));
     }
     if spec.rate.is_some() {
         for p in [50.0, 99.0, 99.9] {
@@ -54,7 +66,12 @@ pub fn build(spec: &LoadSpec, result: &LoadResult, cpu: CpuTime, host: HostInfo)
     }
     if spec.mix.len() > 1 {
         for (mix, (n, h)) in spec.mix.iter().zip(&m.per_command) {
-            let name = mix.command.split_whitespace().next().unwrap_or("").to_uppercase();
+            let name = mix
+                .command
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_uppercase();
             o.push(Metric::new("ops_per_sec", *n as f64 / secs, Unit::OpsPerSec).variant(&name));
             if let Some(ns) = h.percentile_ns(99.0) {
                 o.push(Metric::new("latency_p99", ns, Unit::Nanoseconds).variant(&name));
@@ -140,7 +157,11 @@ fn latency(h: &Histogram, min: u64, max: u64, sum: u128) -> Latency {
     Latency {
         count,
         min_ns: if count > 0 { min as f64 } else { 0.0 },
-        mean_ns: if count > 0 { sum as f64 / count as f64 } else { 0.0 },
+        mean_ns: if count > 0 {
+            sum as f64 / count as f64
+        } else {
+            0.0
+        },
         max_ns: max as f64,
         sum_ns: sum as f64,
         percentiles: PERCENTILES

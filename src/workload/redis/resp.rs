@@ -204,27 +204,105 @@ mod tests {
 
     #[test]
     fn scans_resp2_replies() {
-        assert_eq!(frame(b"+OK\r\n"), Scan::Frame { len: 5, error: false });
-        assert_eq!(frame(b"-ERR x\r\n+OK"), Scan::Frame { len: 8, error: true });
-        assert_eq!(frame(b":12\r\n"), Scan::Frame { len: 5, error: false });
-        assert_eq!(frame(b"$3\r\nabc\r\n"), Scan::Frame { len: 9, error: false });
-        assert_eq!(frame(b"$-1\r\n"), Scan::Frame { len: 5, error: false });
-        assert_eq!(frame(b"*-1\r\n"), Scan::Frame { len: 5, error: false });
-        assert_eq!(frame(b"*0\r\n"), Scan::Frame { len: 4, error: false });
+        assert_eq!(
+            frame(b"+OK\r\n"),
+            Scan::Frame {
+                len: 5,
+                error: false
+            }
+        );
+        assert_eq!(
+            frame(b"-ERR x\r\n+OK"),
+            Scan::Frame {
+                len: 8,
+                error: true
+            }
+        );
+        assert_eq!(
+            frame(b":12\r\n"),
+            Scan::Frame {
+                len: 5,
+                error: false
+            }
+        );
+        assert_eq!(
+            frame(b"$3\r\nabc\r\n"),
+            Scan::Frame {
+                len: 9,
+                error: false
+            }
+        );
+        assert_eq!(
+            frame(b"$-1\r\n"),
+            Scan::Frame {
+                len: 5,
+                error: false
+            }
+        );
+        assert_eq!(
+            frame(b"*-1\r\n"),
+            Scan::Frame {
+                len: 5,
+                error: false
+            }
+        );
+        assert_eq!(
+            frame(b"*0\r\n"),
+            Scan::Frame {
+                len: 4,
+                error: false
+            }
+        );
         let arr = b"*2\r\n$1\r\na\r\n*1\r\n:1\r\n";
-        assert_eq!(frame(arr), Scan::Frame { len: arr.len(), error: false });
+        assert_eq!(
+            frame(arr),
+            Scan::Frame {
+                len: arr.len(),
+                error: false
+            }
+        );
     }
 
     #[test]
     fn scans_resp3_replies() {
-        assert_eq!(frame(b"_\r\n"), Scan::Frame { len: 3, error: false });
-        assert_eq!(frame(b"!3\r\nERR\r\n"), Scan::Frame { len: 9, error: true });
+        assert_eq!(
+            frame(b"_\r\n"),
+            Scan::Frame {
+                len: 3,
+                error: false
+            }
+        );
+        assert_eq!(
+            frame(b"!3\r\nERR\r\n"),
+            Scan::Frame {
+                len: 9,
+                error: true
+            }
+        );
         let map = b"%1\r\n+a\r\n:1\r\n";
-        assert_eq!(frame(map), Scan::Frame { len: map.len(), error: false });
+        assert_eq!(
+            frame(map),
+            Scan::Frame {
+                len: map.len(),
+                error: false
+            }
+        );
         let attr = b"|1\r\n+k\r\n+v\r\n:5\r\n";
-        assert_eq!(frame(attr), Scan::Frame { len: attr.len(), error: false });
+        assert_eq!(
+            frame(attr),
+            Scan::Frame {
+                len: attr.len(),
+                error: false
+            }
+        );
         let set = b"~2\r\n,1.5\r\n#t\r\n";
-        assert_eq!(frame(set), Scan::Frame { len: set.len(), error: false });
+        assert_eq!(
+            frame(set),
+            Scan::Frame {
+                len: set.len(),
+                error: false
+            }
+        );
     }
 
     #[test]
@@ -233,7 +311,13 @@ mod tests {
         for cut in 0..full.len() {
             assert_eq!(frame(&full[..cut]), Scan::Incomplete, "cut at {cut}");
         }
-        assert_eq!(frame(full), Scan::Frame { len: full.len(), error: false });
+        assert_eq!(
+            frame(full),
+            Scan::Frame {
+                len: full.len(),
+                error: false
+            }
+        );
     }
 
     #[test]

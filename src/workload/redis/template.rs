@@ -25,12 +25,53 @@ pub struct Template {
 
 /// Commands a benchmark never sends: they touch data or state beyond its own keys.
 const REFUSED: &[&str] = &[
-    "FLUSHALL", "FLUSHDB", "SHUTDOWN", "SWAPDB", "MIGRATE", "MOVE", "DEBUG", "CONFIG",
-    "SAVE", "BGSAVE", "BGREWRITEAOF", "REPLICAOF", "SLAVEOF", "FAILOVER", "CLUSTER",
-    "SCRIPT", "FUNCTION", "ACL", "MODULE", "CLIENT", "RENAME", "RENAMENX", "COPY",
-    "KEYS", "SCAN", "RANDOMKEY", "SELECT", "MONITOR", "SUBSCRIBE", "PSUBSCRIBE",
-    "SSUBSCRIBE", "SYNC", "PSYNC", "EVAL", "EVALSHA", "FCALL", "MULTI", "EXEC", "WATCH",
-    "BLPOP", "BRPOP", "BLMOVE", "BZPOPMIN", "BZPOPMAX", "XREAD", "XREADGROUP", "WAIT",
+    "FLUSHALL",
+    "FLUSHDB",
+    "SHUTDOWN",
+    "SWAPDB",
+    "MIGRATE",
+    "MOVE",
+    "DEBUG",
+    "CONFIG",
+    "SAVE",
+    "BGSAVE",
+    "BGREWRITEAOF",
+    "REPLICAOF",
+    "SLAVEOF",
+    "FAILOVER",
+    "CLUSTER",
+    "SCRIPT",
+    "FUNCTION",
+    "ACL",
+    "MODULE",
+    "CLIENT",
+    "RENAME",
+    "RENAMENX",
+    "COPY",
+    "KEYS",
+    "SCAN",
+    "RANDOMKEY",
+    "SELECT",
+    "MONITOR",
+    "SUBSCRIBE",
+    "PSUBSCRIBE",
+    "SSUBSCRIBE",
+    "SYNC",
+    "PSYNC",
+    "EVAL",
+    "EVALSHA",
+    "FCALL",
+    "MULTI",
+    "EXEC",
+    "WATCH",
+    "BLPOP",
+    "BRPOP",
+    "BLMOVE",
+    "BZPOPMIN",
+    "BZPOPMAX",
+    "XREAD",
+    "XREADGROUP",
+    "WAIT",
 ];
 
 /// Commands that address no key, so they need no `__key__`.
@@ -50,7 +91,9 @@ impl Template {
         if REFUSED.contains(&name.as_str()) {
             return Err(SpecError::new(
                 format!("--command '{text}'"),
-                format!("{name} is not allowed: it reaches beyond the benchmark's own keys or blocks the connection"),
+                format!(
+                    "{name} is not allowed: it reaches beyond the benchmark's own keys or blocks the connection"
+                ),
                 "benchmark data commands on __key__ (GET, SET, INCR, HSET, LPUSH, ZADD, ...)",
             ));
         }
@@ -111,7 +154,7 @@ fn pieces(word: &str) -> Vec<Piece> {
         match next {
             Some((at, len, piece)) => {
                 if at > 0 {
-                    out.push(Piece::Lit(rest[..at].as_bytes().to_vec()));
+                    out.push(Piece::Lit(rest.as_bytes()[..at].to_vec()));
                 }
                 out.push(piece);
                 rest = &rest[at + len..];
@@ -155,7 +198,12 @@ mod tests {
     fn refuses_what_reaches_beyond_its_keys() {
         assert!(Template::parse("FLUSHALL").is_err());
         assert!(Template::parse("flushdb async").is_err());
-        assert!(Template::parse("SET foo bar").unwrap_err().to_string().contains("__key__"));
+        assert!(
+            Template::parse("SET foo bar")
+                .unwrap_err()
+                .to_string()
+                .contains("__key__")
+        );
         assert!(Template::parse("PING").is_ok());
         assert!(Template::parse("").is_err());
     }

@@ -453,7 +453,7 @@ mod tests {
     fn bad_input_names_the_fix() {
         for args in [
             &["--ratio", "x"][..],
-            &["--rate", "-5"],
+            &["--rate=-5"],
             &["-d", "9-2"],
             &["--command", "FLUSHALL"],
             &["--command", "SET foo bar"],

@@ -262,7 +262,7 @@ mod tests {
         );
         assert!(text.contains("\nCumulative distribution of latencies:\n0.000% <= 0.103 milliseconds (cumulative count 0)\n"));
         assert!(text.ends_with(
-            "          avg       min       p50       p95       p99       max\n        0.728     0.144     0.263     2.503     2.503     2.503\n"
+            "          avg       min       p50       p95       p99       max\n        0.727     0.144     0.271     2.503     2.503     2.503\n"
         ), "{text}");
     }
 
@@ -274,7 +274,7 @@ mod tests {
         let row = csv(&result(&h, &cfg));
         assert_eq!(
             row,
-            "\"GET\",\"5.75\",\"0.303\",\"0.296\",\"0.303\",\"0.303\",\"0.303\",\"0.303\"\n"
+            "\"GET\",\"5.75\",\"0.300\",\"0.296\",\"0.303\",\"0.303\",\"0.303\",\"0.303\"\n"
         );
     }
 

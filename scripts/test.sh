@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Runs hostbench's tests, first installing the peer tools they compare against
-# (Debian's sysbench and fio) when they are missing. Needs root or sudo for the install.
+# (Debian's sysbench, fio, redis-server and redis-tools) when they are missing. Needs
+# root or sudo for the install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
 command -v sysbench >/dev/null || need+=(sysbench)
 command -v fio >/dev/null || need+=(fio)
+command -v redis-server >/dev/null || need+=(redis-server)
+command -v redis-benchmark >/dev/null || need+=(redis-tools)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing peers for the tests: ${need[*]}" >&2
   sudo=""

@@ -4,6 +4,7 @@
 
 pub mod dd;
 pub mod fio;
+pub mod redis_benchmark;
 pub mod sysbench;
 
 use std::ffi::OsString;
@@ -19,6 +20,7 @@ pub fn dispatch(name: &str, args: &[OsString]) -> Option<ExitCode> {
         "sysbench" => Some(sysbench::main(&args)),
         "dd" => Some(dd::main(&args)),
         "fio" => Some(fio::main(&args)),
+        "redis-benchmark" => Some(redis_benchmark::main(&args)),
         _ => None,
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod cputime;
 pub mod fio_histogram;
+pub mod hdr;
 pub mod histogram;
 pub mod rng;
 pub mod runner;

@@ -5,6 +5,7 @@ pub mod buffer;
 pub mod cpu;
 pub mod disk;
 pub mod memory;
+pub mod redis;
 pub mod sched;
 
 use crate::measure::runner::{Interval, RunResult};

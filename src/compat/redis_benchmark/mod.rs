@@ -1,0 +1,342 @@
+//! The redis-benchmark 7.x personality: its options, its default tests (same
+//! commands, keys and payload bytes), its lockstep pipelining and its three output
+//! forms. It writes the keys redis-benchmark writes (`key:__rand_int__`, `counter:…`,
+//! `mylist`, `myset`, `myzset`, `myhash`, `mystream`) and never flushes anything.
+
+pub mod options;
+pub mod report;
+mod tests_list;
+
+use crate::workload::redis::conn::{self, RedisError, Setup};
+use crate::workload::redis::lockstep::{self, LockstepSpec, Tick};
+use crate::workload::redis::resp;
+use options::{Options, Parsed};
+use report::{HostConfig, TestResult};
+use std::io::{IsTerminal, Read, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+pub const VERSION: &str = "7.2.6";
+
+pub fn main(args: &[String]) -> ExitCode {
+    let (parsed, warnings) = match options::parse(args) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{}\n", e.0);
+            eprint!("{}", usage());
+            return ExitCode::from(1);
+        }
+    };
+    for w in &warnings {
+        eprintln!("{w}");
+    }
+    match parsed {
+        Parsed::Help => {
+            print!("{}", usage());
+            ExitCode::SUCCESS
+        }
+        Parsed::Version => {
+            println!(
+                "redis-benchmark {VERSION} (hostbench {})",
+                env!("CARGO_PKG_VERSION")
+            );
+            ExitCode::SUCCESS
+        }
+        Parsed::Run(o) => match run(&o) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::from(1)
+            }
+        },
+    }
+}
+
+fn setup(o: &Options) -> Setup {
+    Setup {
+        user: o.user.clone(),
+        password: o.password.clone(),
+        db: Some(o.dbnum),
+        resp3: o.resp3,
+        tracking: o.tracking,
+    }
+}
+
+fn run(o: &Options) -> Result<ExitCode, RedisError> {
+    if o.cluster {
+        return Err(RedisError::Other(
+            "--cluster is not supported by hostbench's redis-benchmark yet: \
+             benchmark each master with -h/-p instead"
+                .into(),
+        ));
+    }
+    // Each client is a descriptor; -c 1000 needs more than the usual 1024 soft limit.
+    // Clients, one epoll set per thread, stdio and the CONFIG connection.
+    let needed = (o.clients + o.threads + 12) as u64;
+    conn::raise_fd_limit(needed).map_err(|why| {
+        RedisError::Other(format!(
+            "cannot open {} clients: {why}; raise the limit with `ulimit -n {needed}` or use fewer clients (-c)",
+            o.clients
+        ))
+    })?;
+    let endpoint = o.endpoint();
+    let setup = setup(o);
+
+    if o.idle {
+        return idle(o, &setup);
+    }
+
+    let mut command = o.command.clone();
+    if o.stdin_last_arg && !command.is_empty() {
+        let mut data = String::new();
+        std::io::stdin()
+            .read_to_string(&mut data)
+            .map_err(RedisError::Io)?;
+        command.push(data);
+    }
+
+    let host_config = host_config(o, &setup)?;
+    let tty = std::io::stdout().is_terminal() && !o.csv;
+    let seed = o.seed.unwrap_or_else(|| {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        (t as u32) ^ std::process::id()
+    });
+
+    if o.csv {
+        print!("{}", report::CSV_HEADER);
+    }
+    let mut out = std::io::stdout().lock();
+    loop {
+        let tests = if command.is_empty() {
+            tests_list::default_tests(o)
+        } else {
+            if o.tests.is_some() {
+                eprintln!("WARNING: Option -t is ignored.");
+            }
+            let mut encoded = Vec::new();
+            resp::encode(&mut encoded, &command);
+            vec![tests_list::Test {
+                title: command.join(" "),
+                command: encoded,
+            }]
+        };
+        for test in &tests {
+            let spec = LockstepSpec {
+                endpoint: endpoint.clone(),
+                setup: setup.clone(),
+                clients: o.clients,
+                threads: o.threads.max(1),
+                requests: o.requests,
+                pipeline: o.pipeline,
+                keepalive: o.keepalive,
+                command: test.command.clone(),
+                keyspace: o.keyspace,
+                seed,
+                precision: o.precision,
+            };
+            let mut progress = Progress::new(&test.title, tty);
+            let result = lockstep::run(&spec, &mut |t| progress.tick(t, &mut out))?;
+            progress.clear(&mut out);
+            let datasize = if command.is_empty() {
+                o.datasize
+            } else {
+                test.command.len()
+            };
+            let partial = match (&result.error, result.interrupted) {
+                (Some(e), _) => Some(format!(
+                    "stopped after {} of {} requests: {e}",
+                    result.finished, o.requests
+                )),
+                (None, true) => Some(format!(
+                    "interrupted after {} of {} requests",
+                    result.finished, o.requests
+                )),
+                _ => None,
+            };
+            let r = TestResult {
+                title: &test.title,
+                finished: result.finished,
+                elapsed_ms: result.elapsed_ms,
+                clients: o.clients,
+                datasize,
+                keepalive: o.keepalive,
+                threads: o.threads,
+                host_config: host_config.as_ref(),
+                histogram: &result.histogram,
+                partial,
+            };
+            let text = if o.csv {
+                report::csv(&r)
+            } else if o.quiet {
+                report::quiet(&r)
+            } else {
+                report::full(&r)
+            };
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+            if let Some(e) = result.error {
+                return Err(e);
+            }
+            if result.interrupted {
+                return Ok(ExitCode::from(130));
+            }
+        }
+        if !o.loop_forever || crate::measure::stop_requested() {
+            break;
+        }
+    }
+    if !o.csv {
+        let _ = out.write_all(b"\n");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `CONFIG GET save` and `CONFIG GET appendonly`, for the header. A server that
+/// refuses CONFIG still gets benchmarked (with a warning), one that refuses the
+/// credentials does not.
+fn host_config(o: &Options, setup: &Setup) -> Result<Option<HostConfig>, RedisError> {
+    let endpoint = o.endpoint();
+    let get = |name: &str| -> Result<String, RedisError> {
+        let v = conn::query(&endpoint, setup, &["CONFIG", "GET", name])?;
+        Ok(v.get(1).cloned().unwrap_or_default())
+    };
+    match get("save").and_then(|save| Ok((save, get("appendonly")?))) {
+        Ok((save, appendonly)) => Ok(Some(HostConfig { save, appendonly })),
+        Err(e @ (RedisError::Connect { .. } | RedisError::Setup { .. })) => Err(e),
+        Err(RedisError::Reply(m)) if m.starts_with("NOAUTH") || m.starts_with("WRONGPASS") => {
+            Err(RedisError::Reply(m))
+        }
+        Err(_) => {
+            eprintln!("WARNING: Could not fetch server CONFIG");
+            Ok(None)
+        }
+    }
+}
+
+/// `-I`: open the clients and hold them until Ctrl-C.
+fn idle(o: &Options, setup: &Setup) -> Result<ExitCode, RedisError> {
+    println!(
+        "Creating {} idle connections and waiting forever (Ctrl+C when done)",
+        o.clients
+    );
+    let endpoint = o.endpoint();
+    let mut held = Vec::with_capacity(o.clients);
+    for _ in 0..o.clients {
+        held.push(conn::connect(&endpoint, setup)?);
+    }
+    print!("clients: {}\r", held.len());
+    let _ = std::io::stdout().flush();
+    while !crate::measure::stop_requested() {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    println!();
+    Ok(ExitCode::from(130))
+}
+
+/// The `\r` progress line, on a terminal only (piped output stays clean).
+struct Progress<'a> {
+    title: &'a str,
+    enabled: bool,
+    last_len: usize,
+    previous: Option<Tick>,
+}
+
+impl<'a> Progress<'a> {
+    fn new(title: &'a str, enabled: bool) -> Self {
+        Self {
+            title,
+            enabled,
+            last_len: 0,
+            previous: None,
+        }
+    }
+
+    fn tick(&mut self, t: Tick, out: &mut impl Write) {
+        if !self.enabled {
+            return;
+        }
+        let prev = self.previous.unwrap_or(Tick {
+            elapsed: Duration::ZERO,
+            finished: 0,
+            latency_sum_us: 0,
+            latency_count: 0,
+        });
+        let dt = (t.elapsed.as_millis() as f32 - prev.elapsed.as_millis() as f32) / 1000.0;
+        let inst_rps = (t.finished - prev.finished) as f32 / dt;
+        let overall = t.finished as f32 / (t.elapsed.as_millis() as f32 / 1000.0);
+        let mean = |sum: u64, n: u64| sum as f64 / n as f64 / 1000.0;
+        let line = report::progress(
+            self.title,
+            if inst_rps.is_finite() { inst_rps } else { 0.0 },
+            if overall.is_finite() { overall } else { 0.0 },
+            mean(
+                t.latency_sum_us - prev.latency_sum_us,
+                t.latency_count - prev.latency_count,
+            ),
+            mean(t.latency_sum_us, t.latency_count),
+        );
+        let _ = out.write_all(report::blank(self.last_len).as_bytes());
+        let _ = out.write_all(line.as_bytes());
+        let _ = out.flush();
+        self.last_len = line.len();
+        self.previous = Some(t);
+    }
+
+    fn clear(&mut self, out: &mut impl Write) {
+        if self.enabled {
+            let _ = out.write_all(report::blank(self.last_len).as_bytes());
+        }
+    }
+}
+
+fn usage() -> String {
+    format!(
+        "Usage: redis-benchmark [OPTIONS] [COMMAND ARGS...]   (hostbench {hb}, redis-benchmark {VERSION} compatible)
+
+Options:
+ -h <hostname>      Server hostname (default 127.0.0.1)
+ -p <port>          Server port (default 6379)
+ -s <socket>        Server socket (overrides host and port)
+ -a <password>      Password for Redis Auth
+ --user <username>  Used to send ACL style 'AUTH username pass'. Needs -a.
+ -u <uri>           Server URI: redis://[user:]password@host:port/dbnum
+ -c <clients>       Number of parallel connections (default 50)
+ -n <requests>      Total number of requests (default 100000)
+ -d <size>          Data size of SET/GET value in bytes (default 3)
+ --dbnum <db>       SELECT the specified db number (default 0)
+ -3                 Start session in RESP3 protocol mode.
+ --threads <num>    Enable multi-thread mode.
+ --cluster          Enable cluster mode (not supported by hostbench).
+ --enable-tracking  Send CLIENT TRACKING on before starting benchmark.
+ -k <boolean>       1=keep alive 0=reconnect (default 1)
+ -r <keyspacelen>   Use random keys for SET/GET/INCR, random values for SADD,
+                    random members and scores for ZADD. __rand_int__ in a custom
+                    command is replaced by a 12-digit number below keyspacelen.
+ -P <numreq>        Pipeline <numreq> requests (default 1, no pipeline).
+ -q                 Quiet. Just show query/sec values
+ --precision        Number of significant figures of the latency histogram (1..4, default 3)
+ --csv              Output in CSV format
+ -l                 Loop. Run the tests forever
+ -t <tests>         Only run the comma separated list of tests. The test
+                    names are the same as the ones produced as output.
+                    The -t option is ignored if a specific command is supplied.
+ -I                 Idle mode. Just open N idle connections and wait.
+ -x                 Read last argument from STDIN.
+ --seed <num>       Seed for the random number generator.
+ --help             Output this help and exit.
+ --version          Output version and exit.
+
+Examples:
+ redis-benchmark -c 1000 -n 300000 -t get,set
+ redis-benchmark --threads 4 -c 1000 -n 300000 -t get,set -q
+ redis-benchmark -r 10000 -n 10000 eval 'return redis.call(\"ping\")' 0
+
+Keys written: key:*, counter:*, mylist, myset, myzset, myhash, mystream (as
+redis-benchmark). Nothing is flushed or deleted.
+",
+        hb = env!("CARGO_PKG_VERSION")
+    )
+}

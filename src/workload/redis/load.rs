@@ -1,0 +1,579 @@
+//! The native load: each connection keeps up to `pipeline` requests in flight (a
+//! sliding window: a reply frees a slot, which is refilled at once) and every request
+//! carries its own timestamps, so latency is per request, not per batch.
+//!
+//! With a target rate the loop is open: request k of a connection is *due* at a fixed
+//! time on a schedule, whether or not the server kept up. Its latency is measured
+//! from that due time (corrected for coordinated omission) and, beside it, from the
+//! moment it was actually written (uncorrected, what closed-loop tools report).
+//! A server stall then shows in the corrected figures as it would to real users.
+
+use super::conn::{self, Endpoint, Pump, RedisError, ReplyReader, Setup};
+use super::keys::{KeyDist, KeyPicker};
+use super::poll::{self, Epoll, Timer};
+use super::template::{self, Template};
+use crate::measure::histogram::{Histogram, Layout};
+use crate::measure::rng::Xoroshiro128Plus;
+use serde::Serialize;
+use std::collections::VecDeque;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Mix {
+    pub command: String,
+    pub weight: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadSpec {
+    pub endpoint: Endpoint,
+    pub setup: Setup,
+    pub connections: usize,
+    pub threads: usize,
+    /// Requests in flight per connection.
+    pub pipeline: usize,
+    pub mix: Vec<Mix>,
+    pub keyspace: u64,
+    pub key_prefix: String,
+    pub key_dist: KeyDist,
+    /// Value sizes in bytes, drawn uniformly from this inclusive range.
+    pub value_size: (usize, usize),
+    #[serde(with = "secs")]
+    pub duration: Duration,
+    #[serde(with = "secs")]
+    pub warmup: Duration,
+    /// Requests per second over all connections (open loop); None = closed loop.
+    pub rate: Option<f64>,
+    pub seed: u64,
+}
+
+mod secs {
+    pub fn serialize<S: serde::Serializer>(
+        d: &std::time::Duration,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+}
+
+/// How long replies to requests sent before the end are still awaited.
+const DRAIN: Duration = Duration::from_secs(2);
+const TIMER_TOKEN: u64 = u64::MAX;
+
+/// What a thread measured.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// Latency from the due time (open loop) or the send time (closed loop).
+    pub corrected: Histogram,
+    /// Latency from the actual write (open loop only).
+    pub uncorrected: Histogram,
+    pub per_command: Vec<(u64, Histogram)>,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    pub sum_ns: u128,
+    pub uncorrected_max_ns: u64,
+    /// Per second of the measured part: (replies, latency sum in ns).
+    pub timeline: Vec<(u64, u128)>,
+    /// Requests that were due but never written before the end (open loop).
+    pub never_sent: u64,
+    /// Requests written whose reply did not come within the drain time.
+    pub unanswered: u64,
+    pub bytes_out: u64,
+}
+
+impl Measured {
+    fn new(commands: usize, seconds: usize) -> Self {
+        Self {
+            corrected: Histogram::new(Layout::NATIVE),
+            uncorrected: Histogram::new(Layout::NATIVE),
+            per_command: (0..commands)
+                .map(|_| (0, Histogram::new(Layout::NATIVE)))
+                .collect(),
+            min_ns: u64::MAX,
+            max_ns: 0,
+            sum_ns: 0,
+            uncorrected_max_ns: 0,
+            timeline: vec![(0, 0); seconds],
+            never_sent: 0,
+            unanswered: 0,
+            bytes_out: 0,
+        }
+    }
+
+    pub fn count(&self) -> u64 {
+        self.per_command.iter().map(|c| c.0).sum()
+    }
+
+    fn merge(&mut self, o: &Measured) {
+        self.corrected.merge(&o.corrected);
+        self.uncorrected.merge(&o.uncorrected);
+        for (a, b) in self.per_command.iter_mut().zip(&o.per_command) {
+            a.0 += b.0;
+            a.1.merge(&b.1);
+        }
+        self.min_ns = self.min_ns.min(o.min_ns);
+        self.max_ns = self.max_ns.max(o.max_ns);
+        self.sum_ns += o.sum_ns;
+        self.uncorrected_max_ns = self.uncorrected_max_ns.max(o.uncorrected_max_ns);
+        for (a, b) in self.timeline.iter_mut().zip(&o.timeline) {
+            a.0 += b.0;
+            a.1 += b.1;
+        }
+        self.never_sent += o.never_sent;
+        self.unanswered += o.unanswered;
+        self.bytes_out += o.bytes_out;
+    }
+}
+
+#[derive(Debug)]
+pub struct LoadResult {
+    pub measured: Measured,
+    /// Length of the measured part actually run.
+    pub elapsed: Duration,
+    pub error: Option<RedisError>,
+    pub interrupted: bool,
+}
+
+/// Live counters for a progress display: replies so far (all threads).
+#[derive(Debug, Default)]
+pub struct Live {
+    pub replies: AtomicU64,
+}
+
+struct Shared {
+    stop: AtomicBool,
+    error: Mutex<Option<RedisError>>,
+}
+
+struct Conn {
+    fd: OwnedFd,
+    reader: ReplyReader,
+    /// (due ns, written ns, command index) per request in flight, oldest first.
+    inflight: VecDeque<(u64, u64, u8)>,
+    out: Vec<u8>,
+    out_off: usize,
+    wants_write: bool,
+    next_due: u64,
+    interval: u64,
+}
+
+pub fn run(spec: &LoadSpec, live: &Live) -> Result<LoadResult, RedisError> {
+    let templates: Vec<Template> = spec
+        .mix
+        .iter()
+        .map(|m| Template::parse(&m.command).map_err(|e| RedisError::Other(e.to_string())))
+        .collect::<Result<_, _>>()?;
+    let threads = spec.threads.clamp(1, spec.connections.max(1));
+    let mut per_thread: Vec<Vec<OwnedFd>> = (0..threads).map(|_| Vec::new()).collect();
+    for i in 0..spec.connections {
+        per_thread[i % threads].push(conn::connect(&spec.endpoint, &spec.setup)?);
+        if i % 64 == 63 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    let shared = Shared {
+        stop: AtomicBool::new(false),
+        error: Mutex::new(None),
+    };
+    let seconds = spec.duration.as_secs() as usize + 2;
+    let mut total = Measured::new(templates.len(), seconds);
+    // A common start a little ahead, so every thread's schedule begins together.
+    let t0 = poll::now_ns() + 5_000_000;
+    std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        for (t, fds) in per_thread.into_iter().enumerate() {
+            let shared = &shared;
+            let templates = &templates;
+            handles.push(scope.spawn(move || {
+                let mut w = Worker::new(spec, templates, t, threads, t0, live);
+                if let Err(e) = w.run(fds, t) {
+                    let mut slot = shared.error.lock().unwrap_or_else(|p| p.into_inner());
+                    slot.get_or_insert(e);
+                    shared.stop.store(true, Ordering::Relaxed);
+                }
+                w.measured
+            }));
+        }
+        // Ctrl-C or another thread's error stops everyone.
+        loop {
+            if crate::measure::stop_requested() {
+                shared.stop.store(true, Ordering::Relaxed);
+            }
+            if handles.iter().all(|h| h.is_finished()) {
+                break;
+            }
+            if shared.stop.load(Ordering::Relaxed) {
+                GLOBAL_STOP.store(true, Ordering::Relaxed);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        for h in handles {
+            if let Ok(m) = h.join() {
+                total.merge(&m);
+            }
+        }
+    });
+    GLOBAL_STOP.store(false, Ordering::Relaxed);
+    let measure_from = t0 + spec.warmup.as_nanos() as u64;
+    let ended = poll::now_ns().min(measure_from + spec.duration.as_nanos() as u64);
+    let error = shared
+        .error
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    let interrupted = crate::measure::stop_requested();
+    let elapsed = if error.is_some() || interrupted {
+        Duration::from_nanos(ended.saturating_sub(measure_from))
+    } else {
+        spec.duration
+    };
+    Ok(LoadResult {
+        measured: total,
+        elapsed,
+        error,
+        interrupted,
+    })
+}
+
+/// Set by the coordinating thread when any worker failed or Ctrl-C came.
+static GLOBAL_STOP: AtomicBool = AtomicBool::new(false);
+
+struct Worker<'a> {
+    spec: &'a LoadSpec,
+    templates: &'a [Template],
+    /// Cumulative weights for picking a command.
+    cumulative: Vec<u32>,
+    keys: KeyPicker,
+    rng: Xoroshiro128Plus,
+    key_buf: Vec<u8>,
+    key_width: usize,
+    data: Vec<u8>,
+    scratch: Vec<u8>,
+    measure_from: u64,
+    end: u64,
+    t0: u64,
+    live: &'a Live,
+    measured: Measured,
+}
+
+impl<'a> Worker<'a> {
+    fn new(
+        spec: &'a LoadSpec,
+        templates: &'a [Template],
+        thread: usize,
+        threads: usize,
+        t0: u64,
+        live: &'a Live,
+    ) -> Self {
+        let mut acc = 0;
+        let cumulative = spec
+            .mix
+            .iter()
+            .map(|m| {
+                acc += m.weight;
+                acc
+            })
+            .collect();
+        let seed = spec.seed ^ (thread as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let measure_from = t0 + spec.warmup.as_nanos() as u64;
+        let key_width = (spec.keyspace.max(2) - 1).to_string().len();
+        // Printable, varied bytes: values compress no better than real ones would.
+        let mut r = Xoroshiro128Plus::seeded(seed ^ 0xda7a);
+        let data = (0..spec.value_size.1)
+            .map(|_| b'a' + (r.next_u64() % 26) as u8)
+            .collect();
+        Self {
+            spec,
+            templates,
+            cumulative,
+            keys: KeyPicker::new(
+                spec.keyspace,
+                spec.key_dist,
+                seed,
+                (thread as u64, threads as u64),
+            ),
+            rng: Xoroshiro128Plus::seeded(seed ^ 0x5eed),
+            key_buf: Vec::with_capacity(spec.key_prefix.len() + key_width),
+            key_width,
+            data,
+            scratch: vec![0u8; 64 * 1024],
+            measure_from,
+            end: measure_from + spec.duration.as_nanos() as u64,
+            t0,
+            live,
+            measured: Measured::new(templates.len(), spec.duration.as_secs() as usize + 2),
+        }
+    }
+
+    fn stopping(&self) -> bool {
+        GLOBAL_STOP.load(Ordering::Relaxed) || crate::measure::stop_requested()
+    }
+
+    fn run(&mut self, fds: Vec<OwnedFd>, thread: usize) -> Result<(), RedisError> {
+        let mut epoll = Epoll::new(fds.len() + 1).map_err(RedisError::Io)?;
+        let timer = Timer::new().map_err(RedisError::Io)?;
+        epoll
+            .add(timer.fd(), TIMER_TOKEN, poll::READ)
+            .map_err(RedisError::Io)?;
+        let threads = self.spec.threads.clamp(1, self.spec.connections.max(1));
+        let mut conns: Vec<Conn> = Vec::with_capacity(fds.len());
+        for (i, fd) in fds.into_iter().enumerate() {
+            epoll
+                .add(fd.as_raw_fd(), i as u64, poll::READ)
+                .map_err(RedisError::Io)?;
+            // Global connection number, to spread due times evenly over all of them.
+            let global = (i * threads + thread) as u64;
+            let (next_due, interval) = match self.spec.rate {
+                Some(rate) => {
+                    let gap = 1e9 / rate;
+                    (
+                        self.t0 + (global as f64 * gap) as u64,
+                        (gap * self.spec.connections as f64) as u64,
+                    )
+                }
+                None => (0, 0),
+            };
+            conns.push(Conn {
+                fd,
+                reader: ReplyReader::default(),
+                inflight: VecDeque::with_capacity(self.spec.pipeline),
+                out: Vec::with_capacity(4096),
+                out_off: 0,
+                wants_write: false,
+                next_due,
+                interval: interval.max(1),
+            });
+        }
+        while poll::now_ns() < self.t0 {
+            std::hint::spin_loop();
+        }
+        let open_loop = self.spec.rate.is_some();
+        let mut armed = u64::MAX;
+        let mut first = true;
+        let mut ready: Vec<(u64, u32)> = Vec::with_capacity(conns.len() + 1);
+        loop {
+            let now = poll::now_ns();
+            let sending = now < self.end && !self.stopping();
+            if !sending {
+                let waiting = conns.iter().any(|c| !c.inflight.is_empty());
+                if self.stopping() || !waiting || now >= self.end + DRAIN.as_nanos() as u64 {
+                    break;
+                }
+            }
+            let mut timeout_ms = 50;
+            if sending {
+                let mut wake = u64::MAX;
+                if open_loop {
+                    for (i, c) in conns.iter_mut().enumerate() {
+                        self.send_due(c, now)?;
+                        if c.inflight.len() < self.spec.pipeline && c.next_due < self.end {
+                            wake = wake.min(c.next_due);
+                        }
+                        self.flush(c, &epoll, i)?;
+                    }
+                } else if first {
+                    // Afterwards a closed loop refills a connection when its replies arrive.
+                    for (i, c) in conns.iter_mut().enumerate() {
+                        self.fill(c, now)?;
+                        self.flush(c, &epoll, i)?;
+                    }
+                    first = false;
+                }
+                if open_loop && wake != u64::MAX && wake != armed {
+                    timer.arm_at(wake).map_err(RedisError::Io)?;
+                    armed = wake;
+                }
+                timeout_ms = ((self.end.saturating_sub(now)) / 1_000_000).clamp(1, 50) as i32;
+            }
+            ready.clear();
+            ready.extend(
+                epoll
+                    .wait(timeout_ms)
+                    .map_err(RedisError::Io)?
+                    .iter()
+                    .map(|e| (e.u64, e.events)),
+            );
+            for &(token, events) in &ready {
+                if token == TIMER_TOKEN {
+                    timer.clear();
+                    armed = u64::MAX;
+                    continue;
+                }
+                let i = token as usize;
+                if events & poll::WRITE != 0 {
+                    self.flush(&mut conns[i], &epoll, i)?;
+                }
+                if events & !poll::WRITE != 0 {
+                    let c = &mut conns[i];
+                    self.on_readable(c)?;
+                    if !open_loop && !self.stopping() && poll::now_ns() < self.end {
+                        self.fill(c, 0)?;
+                        self.flush(c, &epoll, i)?;
+                    }
+                }
+            }
+        }
+        // What was due and never written, or written and never answered: an open
+        // loop counts them with the wait they had so far (a lower bound), so a stall
+        // at the end cannot hide.
+        let now = poll::now_ns();
+        for c in &conns {
+            self.measured.unanswered += c.inflight.len() as u64;
+            if open_loop && !self.stopping() {
+                for &(due, _, _) in &c.inflight {
+                    if due >= self.measure_from {
+                        self.record_corrected_only(now.saturating_sub(due), u64::MAX);
+                    }
+                }
+                let mut due = c.next_due.max(self.measure_from);
+                while due < self.end {
+                    self.record_corrected_only(now.saturating_sub(due), u64::MAX);
+                    self.measured.never_sent += 1;
+                    due += c.interval;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn pick_command(&mut self) -> usize {
+        if self.cumulative.len() == 1 {
+            return 0;
+        }
+        let total = *self.cumulative.last().expect("a command");
+        let r = (self.rng.next_u64() % total as u64) as u32;
+        self.cumulative.iter().position(|&c| r < c).unwrap_or(0)
+    }
+
+    /// Encodes one request into the connection's output buffer.
+    #[inline]
+    fn push_request(&mut self, c: &mut Conn, due: u64, now: u64) {
+        let cmd = self.pick_command();
+        let key = self.keys.draw();
+        template::key_into(
+            &mut self.key_buf,
+            self.spec.key_prefix.as_bytes(),
+            self.key_width,
+            key,
+        );
+        let (lo, hi) = self.spec.value_size;
+        let size = if hi > lo {
+            lo + (self.rng.next_u64() % (hi - lo + 1) as u64) as usize
+        } else {
+            lo
+        };
+        let before = c.out.len();
+        self.templates[cmd].encode(&mut c.out, &self.key_buf, &self.data[..size]);
+        self.measured.bytes_out += (c.out.len() - before) as u64;
+        c.inflight.push_back((due, now, cmd as u8));
+    }
+
+    /// Closed loop: keep the window full.
+    fn fill(&mut self, c: &mut Conn, now: u64) -> Result<(), RedisError> {
+        if c.inflight.len() >= self.spec.pipeline {
+            return Ok(());
+        }
+        let now = if now == 0 { poll::now_ns() } else { now };
+        while c.inflight.len() < self.spec.pipeline {
+            self.push_request(c, now, now);
+        }
+        Ok(())
+    }
+
+    /// Open loop: write every request whose time has come, as far as the window allows.
+    fn send_due(&mut self, c: &mut Conn, now: u64) -> Result<(), RedisError> {
+        while c.next_due <= now && c.next_due < self.end && c.inflight.len() < self.spec.pipeline {
+            let due = c.next_due;
+            self.push_request(c, due, now);
+            c.next_due += c.interval;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, c: &mut Conn, epoll: &Epoll, token: usize) -> Result<(), RedisError> {
+        if c.out_off < c.out.len() {
+            c.out_off += conn::write(c.fd.as_raw_fd(), &c.out[c.out_off..])?;
+            if c.out_off == c.out.len() {
+                c.out.clear();
+                c.out_off = 0;
+            }
+        }
+        let want = !c.out.is_empty();
+        if want != c.wants_write {
+            let interest = if want {
+                poll::READ | poll::WRITE
+            } else {
+                poll::READ
+            };
+            epoll
+                .modify(c.fd.as_raw_fd(), token as u64, interest)
+                .map_err(RedisError::Io)?;
+            c.wants_write = want;
+        }
+        Ok(())
+    }
+
+    fn on_readable(&mut self, c: &mut Conn) -> Result<(), RedisError> {
+        let now = poll::now_ns();
+        let mut replies = 0u64;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let inflight = &mut c.inflight;
+        let pumped = c
+            .reader
+            .pump(c.fd.as_raw_fd(), &mut scratch, |frame, error| {
+                if error {
+                    return Err(RedisError::Reply(super::resp::first_line(frame)));
+                }
+                let Some((due, sent, cmd)) = inflight.pop_front() else {
+                    return Err(RedisError::Other(
+                        "the server sent a reply nobody asked for: the connection is out of step"
+                            .into(),
+                    ));
+                };
+                if due >= self.measure_from && due < self.end {
+                    self.record(now, due, sent, cmd as usize);
+                }
+                replies += 1;
+                Ok(())
+            });
+        self.scratch = scratch;
+        if replies > 0 {
+            self.live.replies.fetch_add(replies, Ordering::Relaxed);
+        }
+        if pumped? == Pump::Closed {
+            return Err(RedisError::Closed);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn record(&mut self, now: u64, due: u64, sent: u64, cmd: usize) {
+        let corrected = now.saturating_sub(due);
+        let m = &mut self.measured;
+        m.per_command[cmd].0 += 1;
+        m.per_command[cmd].1.record(corrected as f64);
+        if self.spec.rate.is_some() {
+            let uncorrected = now.saturating_sub(sent);
+            m.uncorrected.record(uncorrected as f64);
+            m.uncorrected_max_ns = m.uncorrected_max_ns.max(uncorrected);
+        }
+        self.record_corrected_only(corrected, now.saturating_sub(self.measure_from));
+    }
+
+    fn record_corrected_only(&mut self, ns: u64, at: u64) {
+        let m = &mut self.measured;
+        m.corrected.record(ns as f64);
+        m.min_ns = m.min_ns.min(ns);
+        m.max_ns = m.max_ns.max(ns);
+        m.sum_ns += ns as u128;
+        let second = (at / 1_000_000_000) as usize;
+        if let Some(slot) = m.timeline.get_mut(second) {
+            slot.0 += 1;
+            slot.1 += ns as u128;
+        }
+    }
+}

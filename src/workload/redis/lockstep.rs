@@ -1,0 +1,373 @@
+//! redis-benchmark's execution model: every client writes a batch of `pipeline`
+//! copies of one command, waits for all replies, records the batch's latency (from
+//! the write to the first readable event) once per reply, and starts the next batch
+//! while the shared request budget lasts. Numbers stay comparable with
+//! redis-benchmark's because the model is the same; the client is cheaper because it
+//! writes from the read handler (no epoll registration per batch), reads many replies
+//! per system call, rewrites keys in place and records into per-thread histograms.
+
+use super::conn::{self, Endpoint, Pump, RedisError, ReplyReader, Setup};
+use super::keys::GlibcRandom;
+use super::poll::{self, Epoll};
+use crate::measure::hdr::HdrHistogram;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub const PLACEHOLDER: &[u8] = b"__rand_int__";
+
+#[derive(Debug, Clone)]
+pub struct LockstepSpec {
+    pub endpoint: Endpoint,
+    pub setup: Setup,
+    pub clients: usize,
+    /// Event-loop threads (>= 1).
+    pub threads: usize,
+    pub requests: u64,
+    pub pipeline: usize,
+    pub keepalive: bool,
+    /// One command as sent (RESP or inline).
+    pub command: Vec<u8>,
+    /// `-r`: replace each `__rand_int__` with a 12-digit draw below this.
+    pub keyspace: Option<u64>,
+    pub seed: u32,
+    /// HdrHistogram significant figures.
+    pub precision: u32,
+}
+
+/// What the loop reports every 250 ms.
+#[derive(Debug, Clone, Copy)]
+pub struct Tick {
+    pub elapsed: Duration,
+    pub finished: u64,
+    /// Replies and latency sum (µs) since the start.
+    pub latency_sum_us: u64,
+    pub latency_count: u64,
+}
+
+#[derive(Debug)]
+pub struct LockstepResult {
+    pub histogram: HdrHistogram,
+    pub finished: u64,
+    /// Wall time of the run in whole milliseconds, as redis-benchmark measures it.
+    pub elapsed_ms: u64,
+    pub elapsed: Duration,
+    pub error: Option<RedisError>,
+    pub interrupted: bool,
+}
+
+/// Counters every thread shares; each is touched once per batch or per read, not
+/// per request.
+struct Shared {
+    issued: AtomicU64,
+    finished: AtomicU64,
+    stop: AtomicBool,
+    error: Mutex<Option<RedisError>>,
+}
+
+/// Per-thread progress counters, written by their thread only.
+#[derive(Default)]
+struct ThreadCounters {
+    latency_sum_us: AtomicU64,
+    latency_count: AtomicU64,
+}
+
+struct Client {
+    fd: Option<OwnedFd>,
+    reader: ReplyReader,
+    /// `pipeline` copies of the command.
+    batch: Vec<u8>,
+    rand_offsets: Vec<usize>,
+    written: usize,
+    pending: usize,
+    start_ns: u64,
+    latency_us: Option<u64>,
+    wants_write: bool,
+}
+
+/// Opens every client (outside the timed part), runs the batches on `threads` event
+/// loops and merges what they measured. `tick` is called from the calling thread.
+pub fn run(spec: &LockstepSpec, tick: &mut dyn FnMut(Tick)) -> Result<LockstepResult, RedisError> {
+    let mut batch = Vec::with_capacity(spec.command.len() * spec.pipeline);
+    for _ in 0..spec.pipeline {
+        batch.extend_from_slice(&spec.command);
+    }
+    let rand_offsets: Vec<usize> = if spec.keyspace.is_some() {
+        batch
+            .windows(PLACEHOLDER.len())
+            .enumerate()
+            .filter(|(_, w)| *w == PLACEHOLDER)
+            .map(|(i, _)| i)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let threads = spec.threads.max(1);
+    let mut per_thread: Vec<Vec<Client>> = (0..threads).map(|_| Vec::new()).collect();
+    for i in 0..spec.clients {
+        let fd = conn::connect(&spec.endpoint, &spec.setup)?;
+        per_thread[i % threads].push(Client {
+            fd: Some(fd),
+            reader: ReplyReader::default(),
+            batch: batch.clone(),
+            rand_offsets: rand_offsets.clone(),
+            written: 0,
+            pending: 0,
+            start_ns: 0,
+            latency_us: None,
+            wants_write: false,
+        });
+        // The listen backlog is short: give the server a moment to accept each burst.
+        if i % 64 == 63 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    let shared = Arc::new(Shared {
+        issued: AtomicU64::new(0),
+        finished: AtomicU64::new(0),
+        stop: AtomicBool::new(false),
+        error: Mutex::new(None),
+    });
+    let counters: Vec<ThreadCounters> = (0..threads).map(|_| ThreadCounters::default()).collect();
+    let done = AtomicU64::new(0);
+    let start = Instant::now();
+    let mut histogram = HdrHistogram::redis_benchmark(spec.precision);
+
+    std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        for (t, clients) in per_thread.into_iter().enumerate() {
+            let shared = &shared;
+            let counters = &counters[t];
+            let done = &done;
+            handles.push(scope.spawn(move || {
+                let mut worker = Worker {
+                    spec,
+                    shared,
+                    counters,
+                    hist: HdrHistogram::redis_benchmark(spec.precision),
+                    rng: GlibcRandom::new(spec.seed.wrapping_add(t as u32)),
+                    scratch: vec![0u8; 64 * 1024],
+                };
+                if let Err(e) = worker.run(clients) {
+                    let mut slot = shared.error.lock().unwrap_or_else(|p| p.into_inner());
+                    slot.get_or_insert(e);
+                    shared.stop.store(true, Ordering::Relaxed);
+                }
+                done.fetch_add(1, Ordering::Release);
+                worker.hist
+            }));
+        }
+        let mut next_tick = Duration::ZERO;
+        while done.load(Ordering::Acquire) < threads as u64 {
+            if crate::measure::stop_requested() {
+                shared.stop.store(true, Ordering::Relaxed);
+            }
+            let elapsed = start.elapsed();
+            if elapsed >= next_tick {
+                let (sum, count) = counters.iter().fold((0, 0), |(s, c), t| {
+                    (
+                        s + t.latency_sum_us.load(Ordering::Relaxed),
+                        c + t.latency_count.load(Ordering::Relaxed),
+                    )
+                });
+                tick(Tick {
+                    elapsed,
+                    finished: shared.finished.load(Ordering::Relaxed).min(spec.requests),
+                    latency_sum_us: sum,
+                    latency_count: count,
+                });
+                next_tick += Duration::from_millis(250);
+            }
+            std::thread::sleep(Duration::from_millis(2).min(next_tick.saturating_sub(elapsed)));
+        }
+        for h in handles {
+            if let Ok(h) = h.join() {
+                histogram.merge(&h);
+            }
+        }
+    });
+    let elapsed = start.elapsed();
+    let error = shared
+        .error
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    Ok(LockstepResult {
+        finished: shared.finished.load(Ordering::Relaxed).min(spec.requests),
+        histogram,
+        elapsed_ms: elapsed.as_millis() as u64,
+        elapsed,
+        error,
+        interrupted: crate::measure::stop_requested(),
+    })
+}
+
+struct Worker<'a> {
+    spec: &'a LockstepSpec,
+    shared: &'a Shared,
+    counters: &'a ThreadCounters,
+    hist: HdrHistogram,
+    rng: GlibcRandom,
+    scratch: Vec<u8>,
+}
+
+impl Worker<'_> {
+    fn run(&mut self, mut clients: Vec<Client>) -> Result<(), RedisError> {
+        let mut epoll = Epoll::new(clients.len()).map_err(RedisError::Io)?;
+        let mut live = 0usize;
+        for (i, c) in clients.iter_mut().enumerate() {
+            let fd = c.fd.as_ref().expect("connected").as_raw_fd();
+            epoll
+                .add(fd, i as u64, poll::READ)
+                .map_err(RedisError::Io)?;
+            if self.start_batch(c, &epoll, i)? {
+                live += 1;
+            }
+        }
+        let mut ready: Vec<(u64, u32)> = Vec::with_capacity(clients.len().min(4096));
+        while live > 0 && !self.shared.stop.load(Ordering::Relaxed) {
+            ready.clear();
+            ready.extend(
+                epoll
+                    .wait(100)
+                    .map_err(RedisError::Io)?
+                    .iter()
+                    .map(|e| (e.u64, e.events)),
+            );
+            for &(token, events) in &ready {
+                let i = token as usize;
+                let c = &mut clients[i];
+                if c.fd.is_none() {
+                    continue;
+                }
+                if events & poll::WRITE != 0 && c.wants_write {
+                    self.flush(c, &epoll, i)?;
+                }
+                if events & !poll::WRITE != 0 && !self.on_readable(c, &epoll, i)? {
+                    live -= 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes `pipeline` requests from the budget and writes the batch. False when the
+    /// budget is spent (the client is closed).
+    fn start_batch(
+        &mut self,
+        c: &mut Client,
+        epoll: &Epoll,
+        token: usize,
+    ) -> Result<bool, RedisError> {
+        let p = self.spec.pipeline as u64;
+        if self.shared.issued.fetch_add(p, Ordering::Relaxed) >= self.spec.requests {
+            if let Some(fd) = c.fd.take() {
+                let _ = epoll.delete(fd.as_raw_fd());
+            }
+            return Ok(false);
+        }
+        if let Some(space) = self.spec.keyspace {
+            for &off in &c.rand_offsets {
+                let draw = self.rng.draw() as u64 % space.max(1);
+                super::resp::write_padded(&mut c.batch[off..off + PLACEHOLDER.len()], draw);
+            }
+        }
+        c.written = 0;
+        c.pending = self.spec.pipeline;
+        c.latency_us = None;
+        c.start_ns = poll::now_ns();
+        self.flush(c, epoll, token)?;
+        Ok(true)
+    }
+
+    fn flush(&mut self, c: &mut Client, epoll: &Epoll, token: usize) -> Result<(), RedisError> {
+        let fd = c.fd.as_ref().expect("live client").as_raw_fd();
+        c.written += conn::write(fd, &c.batch[c.written..])?;
+        let want = c.written < c.batch.len();
+        if want != c.wants_write {
+            let interest = if want {
+                poll::READ | poll::WRITE
+            } else {
+                poll::READ
+            };
+            epoll
+                .modify(fd, token as u64, interest)
+                .map_err(RedisError::Io)?;
+            c.wants_write = want;
+        }
+        Ok(())
+    }
+
+    /// Reads replies; when the batch is complete records it and starts the next one.
+    /// False when the client is finished.
+    fn on_readable(
+        &mut self,
+        c: &mut Client,
+        epoll: &Epoll,
+        token: usize,
+    ) -> Result<bool, RedisError> {
+        let now = poll::now_ns();
+        let latency = *c
+            .latency_us
+            .get_or_insert((now.saturating_sub(c.start_ns)) / 1000);
+        let fd = c.fd.as_ref().expect("live client").as_raw_fd();
+        let mut replies = 0u64;
+        let mut pending = c.pending;
+        let pumped = c.reader.pump(fd, &mut self.scratch, |frame, error| {
+            if error {
+                return Err(RedisError::Reply(super::resp::first_line(frame)));
+            }
+            if pending == 0 {
+                return Err(RedisError::Other(
+                    "the server sent a reply nobody asked for: the connection is out of step"
+                        .into(),
+                ));
+            }
+            pending -= 1;
+            replies += 1;
+            Ok(())
+        });
+        c.pending = pending;
+        if replies > 0 {
+            let before = self.shared.finished.fetch_add(replies, Ordering::Relaxed);
+            let counted = replies.min(self.spec.requests.saturating_sub(before));
+            if counted > 0 {
+                self.hist.record_n(latency, counted);
+                let t = self.counters;
+                t.latency_sum_us.store(
+                    t.latency_sum_us.load(Ordering::Relaxed) + latency * counted,
+                    Ordering::Relaxed,
+                );
+                t.latency_count.store(
+                    t.latency_count.load(Ordering::Relaxed) + counted,
+                    Ordering::Relaxed,
+                );
+            }
+        }
+        if pumped? == Pump::Closed && c.pending > 0 {
+            return Err(RedisError::Closed);
+        }
+        if c.pending > 0 {
+            return Ok(true);
+        }
+        if self.shared.finished.load(Ordering::Relaxed) >= self.spec.requests {
+            self.shared.stop.store(true, Ordering::Relaxed);
+            return Ok(false);
+        }
+        if !self.spec.keepalive {
+            if let Some(old) = c.fd.take() {
+                let _ = epoll.delete(old.as_raw_fd());
+            }
+            c.reader.clear();
+            c.wants_write = false;
+            let fd = conn::connect(&self.spec.endpoint, &self.spec.setup)?;
+            epoll
+                .add(fd.as_raw_fd(), token as u64, poll::READ)
+                .map_err(RedisError::Io)?;
+            c.fd = Some(fd);
+        }
+        self.start_batch(c, epoll, token)
+    }
+}

@@ -1,0 +1,331 @@
+//! The redis-benchmark personality against a redis-server of the test's own: output
+//! layout line for line against the real redis-benchmark on the same server, the keys
+//! and values it writes, and its behaviour on refused connections, bad passwords,
+//! error replies and a server that dies mid-run.
+
+mod redis_server;
+
+use redis_server::{RedisServer, available};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs a command with a time bound; kills it if it overruns.
+fn run_bounded(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "timed out after {limit:?}; stdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn hostbench(args: &[&str]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hostbench"));
+    c.arg("redis-benchmark").args(args);
+    run_bounded(c, Duration::from_secs(60))
+}
+
+fn peer(args: &[&str]) -> Output {
+    let mut c = Command::new("redis-benchmark");
+    c.args(args);
+    run_bounded(c, Duration::from_secs(60))
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// What a reader sees on a terminal: for each line, the text after its last `\r`.
+fn visible(out: &str) -> Vec<String> {
+    out.lines()
+        .map(|l| l.rsplit('\r').next().unwrap_or("").to_string())
+        .collect()
+}
+
+/// Lines with every number replaced by `#`, runs of equally shaped lines collapsed.
+fn shape(out: &str) -> Vec<String> {
+    let mut shapes: Vec<String> = Vec::new();
+    for line in visible(out) {
+        let mut s = String::new();
+        let mut in_number = false;
+        for ch in line.chars() {
+            if ch.is_ascii_digit() || (in_number && ch == '.') {
+                if !in_number {
+                    s.push('#');
+                }
+                in_number = true;
+            } else {
+                in_number = false;
+                s.push(ch);
+            }
+        }
+        // Column widths of the summary row depend on the values.
+        let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        if shapes.last() != Some(&s) {
+            shapes.push(s);
+        }
+    }
+    shapes
+}
+
+#[test]
+fn full_report_has_redis_benchmarks_layout() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    if !available("redis-benchmark") {
+        return;
+    }
+    let port = server.port_arg();
+    let args = [
+        "-p",
+        &port,
+        "-c",
+        "10",
+        "-n",
+        "3000",
+        "-t",
+        "set,get,incr,lpush,mset",
+    ];
+    let ours = hostbench(&args);
+    let theirs = peer(&args);
+    assert!(ours.status.success(), "{}", text(&ours.stderr));
+    assert!(theirs.status.success());
+    assert_eq!(shape(&text(&ours.stdout)), shape(&text(&theirs.stdout)));
+    // Headers agree word for word, save for the timing.
+    let header = |o: &Output| -> Vec<String> {
+        visible(&text(&o.stdout))
+            .into_iter()
+            .filter(|l| {
+                l.starts_with("  ")
+                    && !l.contains("requests completed")
+                    && !l.contains("summary")
+                    && !l.starts_with("    ")
+            })
+            .collect()
+    };
+    assert_eq!(header(&ours), header(&theirs));
+}
+
+#[test]
+fn quiet_and_csv_have_redis_benchmarks_layout() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    if !available("redis-benchmark") {
+        return;
+    }
+    let port = server.port_arg();
+    for form in ["-q", "--csv"] {
+        let args = [
+            "-p",
+            &port,
+            "-n",
+            "2000",
+            "-t",
+            "ping,set,get,lrange_100",
+            form,
+        ];
+        let ours = hostbench(&args);
+        let theirs = peer(&args);
+        assert!(ours.status.success(), "{}", text(&ours.stderr));
+        assert_eq!(
+            shape(&text(&ours.stdout)),
+            shape(&text(&theirs.stdout)),
+            "{form}"
+        );
+        if form == "--csv" {
+            // Nothing but CSV on stdout: scripts parse it strictly.
+            let out = text(&ours.stdout);
+            assert!(
+                out.lines().all(|l| l.starts_with('"') && l.ends_with('"')),
+                "{out}"
+            );
+            assert_eq!(out.lines().count(), 7);
+        }
+    }
+}
+
+#[test]
+fn writes_redis_benchmarks_keys_and_payload() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let port = server.port_arg();
+    let out = hostbench(&["-p", &port, "-n", "200", "-c", "4", "-t", "set", "-q"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Without -r the key is literal.
+    assert!(server.command("GET key:__rand_int__").contains("VXK"));
+    let out = hostbench(&[
+        "-p", &port, "-n", "500", "-r", "1000", "-d", "5", "-t", "set", "-q", "--seed", "42",
+    ]);
+    assert!(out.status.success());
+    let keys = server.command("KEYS key:0*");
+    let names: Vec<&str> = keys.lines().filter(|l| l.starts_with("key:")).collect();
+    assert!(names.len() > 100, "{keys}");
+    assert!(names.iter().all(|k| k.len() == 16), "{names:?}");
+    assert!(
+        server
+            .command(&format!("GET {}", names[0]))
+            .contains("VXKeH")
+    );
+    // Pipelining counts every request once.
+    let out = hostbench(&[
+        "-p", &port, "-n", "1000", "-P", "16", "-r", "1", "-t", "incr", "--csv",
+    ]);
+    assert!(out.status.success());
+    let v = server.command("GET counter:000000000000");
+    let n: u64 = v.lines().nth(1).unwrap_or("0").parse().unwrap_or(0);
+    assert!((1000..1016).contains(&n), "{v}");
+}
+
+#[test]
+fn custom_command_title_and_payload_size() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let port = server.port_arg();
+    let out = hostbench(&[
+        "-p",
+        &port,
+        "-n",
+        "100",
+        "-c",
+        "2",
+        "set",
+        "hb:custom",
+        "abc",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("====== set hb:custom abc ======"), "{s}");
+    // The whole encoded command: *3 $3 set $9 hb:custom $3 abc (37 bytes, as redis-benchmark prints).
+    assert!(s.contains("  37 bytes payload"), "{s}");
+}
+
+#[test]
+fn refused_connection_is_a_clear_error() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let out = hostbench(&["-p", &port, "-n", "10", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("127.0.0.1:{port}")) && err.contains("refused"),
+        "{err}"
+    );
+}
+
+#[test]
+fn wrong_password_is_a_clear_error() {
+    let Some(server) = RedisServer::start(&["--requirepass", "s3cret"]) else {
+        return;
+    };
+    let port = server.port_arg();
+    let out = hostbench(&["-p", &port, "-n", "10", "-a", "wrong", "-t", "get", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("AUTH") && err.contains("WRONGPASS"), "{err}");
+    let out = hostbench(&["-p", &port, "-n", "10", "-t", "get", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("NOAUTH"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = hostbench(&["-p", &port, "-n", "10", "-a", "s3cret", "-t", "get", "-q"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn error_reply_stops_with_partial_results() {
+    let Some(server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let port = server.port_arg();
+    server.command("SET mylist notalist");
+    let out = hostbench(&["-p", &port, "-n", "1000", "-t", "lpush"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("Error from server: WRONGTYPE"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("PARTIAL RESULTS"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn server_killed_mid_run_reports_partial_results() {
+    let Some(mut server) = RedisServer::start(&[]) else {
+        return;
+    };
+    let port = server.port_arg();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hostbench"));
+    c.args([
+        "redis-benchmark",
+        "-p",
+        &port,
+        "-n",
+        "50000000",
+        "-t",
+        "get",
+        "-q",
+    ]);
+    let child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    server.kill();
+    let start = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("closed the connection"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("PARTIAL RESULTS"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn bad_options_exit_1_with_usage() {
+    let out = hostbench(&["--bogus"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("Invalid option \"--bogus\""));
+    let out = hostbench(&["-p", "99999"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("Invalid server port."));
+    let out = hostbench(&["--help"]);
+    assert!(out.status.success());
+    assert!(text(&out.stdout).contains("Usage: redis-benchmark"));
+}

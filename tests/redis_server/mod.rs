@@ -1,0 +1,108 @@
+//! A redis-server of the test's own on an ephemeral loopback port, stopped (by its
+//! pid) when dropped. Tests that need it skip with a printed reason when Debian's
+//! redis-server is missing (scripts/test.sh installs it).
+
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct RedisServer {
+    pub port: u16,
+    child: Child,
+}
+
+pub fn available(tool: &str) -> bool {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !found {
+        eprintln!(
+            "skipped: {tool} is not installed (scripts/test.sh installs redis-server and redis-tools)"
+        );
+    }
+    found
+}
+
+impl RedisServer {
+    /// Starts a server with extra config arguments (`["--requirepass", "x"]`).
+    pub fn start(extra: &[&str]) -> Option<Self> {
+        if !available("redis-server") {
+            return None;
+        }
+        for _ in 0..5 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .ok()?
+                .local_addr()
+                .ok()?
+                .port();
+            let mut child = Command::new("redis-server")
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--daemonize",
+                    "no",
+                    "--maxclients",
+                    "2000",
+                ])
+                .args(extra)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("redis-server starts");
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break; // port taken: try another
+                }
+                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return Some(Self { port, child });
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("could not start redis-server on a free port");
+    }
+
+    pub fn port_arg(&self) -> String {
+        self.port.to_string()
+    }
+
+    /// Sends one inline command and returns the raw reply (enough for tests).
+    pub fn command(&self, line: &str) -> String {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(format!("{line}\r\n").as_bytes()).unwrap();
+        let mut buf = vec![0u8; 1 << 16];
+        let n = s.read(&mut buf).unwrap_or(0);
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Stops the server now (a crash, as far as clients can tell).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod compat;
 pub mod host;
+pub mod limits;
 pub mod measure;
 pub mod model;
 pub mod progress;

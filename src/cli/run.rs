@@ -19,9 +19,12 @@ pub struct RunArgs {
     /// Print all results and the summary as one JSON document.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    expect: super::ExpectArgs,
 }
 
 pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
+    let promise = args.expect.promise()?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let steps = plan(&Options {
         profile: args.profile,
@@ -57,8 +60,12 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
         }
     }
     let summary = summarise(&outcomes);
+    let verdict = promise.as_ref().map(|p| args.expect.verdict(p, &outcomes));
     if args.json {
-        println!("{}", report::json::document(&outcomes, &summary));
+        println!(
+            "{}",
+            report::json::document_with(&outcomes, &summary, verdict.as_ref().map(|v| v.0.clone()))
+        );
     } else {
         let mut table = Table::new(&["area", "result", "verdict"], &[false, false, false]);
         for line in &summary {
@@ -70,8 +77,11 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
         }
         println!("Summary ({:?} profile)", args.profile);
         print!("{}", table.render("  "));
+        if let Some((_, text, _)) = &verdict {
+            print!("\n{text}");
+        }
     }
-    if failed {
+    if failed || verdict.as_ref().is_some_and(|v| !v.2) {
         return Ok(ExitCode::from(1));
     }
     Ok(finished(

@@ -7,6 +7,7 @@ pub mod compat;
 pub mod host;
 pub mod measure;
 pub mod model;
+pub mod net;
 pub mod progress;
 pub mod report;
 pub mod suite;

@@ -5,6 +5,7 @@
 mod cpu;
 mod disk;
 mod memory;
+mod net;
 mod run;
 
 use crate::workload::SpecError;
@@ -36,6 +37,8 @@ enum Command {
     Memory(memory::MemoryArgs),
     /// Disk: IOPS, throughput, latency percentiles and a per-second timeline, on files of its own.
     Disk(disk::DiskArgs),
+    /// Network: throughput, transactions and latency against `hostbench net serve` (netperf's tests).
+    Net(net::NetArgs),
 }
 
 /// Options every event-loop command shares.
@@ -99,6 +102,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Cpu(a) => cpu::execute(a),
         Command::Memory(a) => memory::execute(a),
         Command::Disk(a) => disk::execute(a),
+        Command::Net(a) => net::execute(a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,1 @@
+//! ICMP echo (and TCP-connect) round trips: `hostbench ping` and the ping personality.

@@ -380,33 +380,6 @@ impl UdpRecvTotals {
     }
 }
 
-/// Receives sequenced datagrams until the stop flag (the socket needs a read timeout).
-pub fn recv_udp(s: &UdpSocket, stop: &AtomicBool, counter: &AtomicU64) -> UdpRecvTotals {
-    let mut buf = vec![0u8; 65536];
-    let mut t = UdpRecvTotals::default();
-    loop {
-        match s.recv(&mut buf) {
-            Ok(n) => {
-                // Zero-length datagrams are netperf's end markers: nothing to count.
-                if n > 0 {
-                    t.account(&buf[..n]);
-                    counter.store(t.bytes, Ordering::Relaxed);
-                }
-            }
-            Err(e) if is_timeout(&e) => {
-                if stop.load(Ordering::Relaxed) || stop_requested() {
-                    break;
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            // ECONNREFUSED from an ICMP error of an earlier send: keep receiving.
-            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
-            Err(_) => break,
-        }
-    }
-    t
-}
-
 /// UDP_RR client: a request, then wait up to `timeout` for its response; a response
 /// that does not come counts as lost and the next transaction starts.
 pub fn rr_client_udp(
@@ -452,34 +425,6 @@ pub fn rr_client_udp(
         }
     }
     Ok(t)
-}
-
-/// UDP_RR server: echo the request's sequence in a `rsp`-byte answer, until stopped.
-pub fn rr_server_udp(s: &UdpSocket, rsp: usize, stop: &AtomicBool, counter: &AtomicU64) -> u64 {
-    let mut out = payload(rsp.max(1));
-    let mut inb = vec![0u8; 65536];
-    let mut n = 0u64;
-    loop {
-        match s.recv(&mut inb) {
-            Ok(k) => {
-                let echo = k.min(8).min(out.len());
-                out[..echo].copy_from_slice(&inb[..echo]);
-                if s.send(&out[..rsp]).is_ok() {
-                    n += 1;
-                    counter.store(n, Ordering::Relaxed);
-                }
-            }
-            Err(e) if is_timeout(&e) => {
-                if stop.load(Ordering::Relaxed) || stop_requested() {
-                    break;
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
-            Err(_) => break,
-        }
-    }
-    n
 }
 
 #[cfg(test)]

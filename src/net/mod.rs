@@ -165,28 +165,6 @@ pub fn resolve(
     Ok(addrs)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn test_names_round_trip() {
-        for t in TestKind::ALL {
-            assert_eq!(TestKind::parse(t.name()), Some(t));
-            assert_eq!(TestKind::parse(&t.name().to_lowercase()), Some(t));
-        }
-        assert_eq!(TestKind::parse("tcp-rr"), Some(TestKind::TcpRr));
-        assert_eq!(TestKind::parse("SCTP_STREAM"), None);
-    }
-
-    #[test]
-    fn resolve_filters_family() {
-        assert!(resolve("127.0.0.1", 1, Family::V6).is_err());
-        assert_eq!(resolve("127.0.0.1", 7, Family::V4).unwrap()[0].port(), 7);
-        assert!(resolve("[::1]", 7, Family::Any).unwrap()[0].is_ipv6());
-    }
-}
-
 /// A bit rate: `100M` = 100 000 000 bit/s; k, M, G, T are powers of 1000 (as iperf3's
 /// `-b`), a bare number is bits per second.
 pub fn parse_rate(s: &str) -> Result<u64, String> {
@@ -215,4 +193,36 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
         return Err(format!("'{s}' is out of range"));
     }
     Ok((v * mult) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_names_round_trip() {
+        for t in TestKind::ALL {
+            assert_eq!(TestKind::parse(t.name()), Some(t));
+            assert_eq!(TestKind::parse(&t.name().to_lowercase()), Some(t));
+        }
+        assert_eq!(TestKind::parse("tcp-rr"), Some(TestKind::TcpRr));
+        assert_eq!(TestKind::parse("SCTP_STREAM"), None);
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("100M"), Ok(100_000_000));
+        assert_eq!(parse_rate("1.5g"), Ok(1_500_000_000));
+        assert_eq!(parse_rate("64000"), Ok(64000));
+        assert!(parse_rate("10X").is_err());
+        assert!(parse_rate("fast").is_err());
+        assert!(parse_rate("").is_err());
+    }
+
+    #[test]
+    fn resolve_filters_family() {
+        assert!(resolve("127.0.0.1", 1, Family::V6).is_err());
+        assert_eq!(resolve("127.0.0.1", 7, Family::V4).unwrap()[0].port(), 7);
+        assert!(resolve("[::1]", 7, Family::Any).unwrap()[0].is_ipv6());
+    }
 }

@@ -3,6 +3,7 @@
 //! measurement logic lives here.
 
 pub mod dd;
+pub mod iperf3;
 pub mod sysbench;
 
 use std::ffi::OsString;
@@ -17,6 +18,7 @@ pub fn dispatch(name: &str, args: &[OsString]) -> Option<ExitCode> {
     match name {
         "sysbench" => Some(sysbench::main(&args)),
         "dd" => Some(dd::main(&args)),
+        "iperf3" => Some(iperf3::main(&args)),
         _ => None,
     }
 }

@@ -171,6 +171,14 @@ pub fn congestion<S: AsRawFd>(s: &S) -> Option<String> {
     Some(String::from_utf8_lossy(&buf[..end]).into_owned())
 }
 
+/// Bytes written to a TCP socket that the peer has not yet acknowledged (SIOCOUTQ).
+pub fn unacked_bytes<S: AsRawFd>(s: &S) -> Option<u32> {
+    let mut v: libc::c_int = 0;
+    // SAFETY: the ioctl writes one int into `v`.
+    let rc = unsafe { libc::ioctl(s.as_raw_fd(), libc::TIOCOUTQ, &mut v) };
+    (rc == 0).then_some(v.max(0) as u32)
+}
+
 /// Cuts a TCP connection with RST instead of FIN, leaving no TIME_WAIT behind.
 pub fn abort_on_close<S: AsFd>(s: &S) {
     let _ = SockRef::from(s).set_linger(Some(Duration::ZERO));

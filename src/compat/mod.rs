@@ -4,6 +4,8 @@
 
 pub mod dd;
 pub mod iperf3;
+pub mod netperf;
+pub mod netserver;
 pub mod sysbench;
 
 use std::ffi::OsString;
@@ -19,6 +21,8 @@ pub fn dispatch(name: &str, args: &[OsString]) -> Option<ExitCode> {
         "sysbench" => Some(sysbench::main(&args)),
         "dd" => Some(dd::main(&args)),
         "iperf3" => Some(iperf3::main(&args)),
+        "netperf" => Some(netperf::main(&args)),
+        "netserver" => Some(netserver::main(&args)),
         _ => None,
     }
 }

@@ -177,6 +177,8 @@ pub struct LatencyRecorder {
     pub histogram: Histogram,
     pub count: u64,
     pub sum_ns: u128,
+    /// For the standard deviation (netperf's STDDEV_LATENCY).
+    pub sum_sq_ns: f64,
     pub min_ns: u64,
     pub max_ns: u64,
 }
@@ -187,6 +189,7 @@ impl Default for LatencyRecorder {
             histogram: Histogram::new(Layout::NATIVE),
             count: 0,
             sum_ns: 0,
+            sum_sq_ns: 0.0,
             min_ns: u64::MAX,
             max_ns: 0,
         }
@@ -199,6 +202,7 @@ impl LatencyRecorder {
         self.histogram.record(ns as f64);
         self.count += 1;
         self.sum_ns += u128::from(ns);
+        self.sum_sq_ns += (ns as f64) * (ns as f64);
         self.min_ns = self.min_ns.min(ns);
         self.max_ns = self.max_ns.max(ns);
     }
@@ -207,8 +211,20 @@ impl LatencyRecorder {
         self.histogram.merge(&other.histogram);
         self.count += other.count;
         self.sum_ns += other.sum_ns;
+        self.sum_sq_ns += other.sum_sq_ns;
         self.min_ns = self.min_ns.min(other.min_ns);
         self.max_ns = self.max_ns.max(other.max_ns);
+    }
+
+    /// Population standard deviation.
+    pub fn stddev_ns(&self) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let mean = self.mean_ns();
+        (self.sum_sq_ns / self.count as f64 - mean * mean)
+            .max(0.0)
+            .sqrt()
     }
 
     pub fn mean_ns(&self) -> f64 {

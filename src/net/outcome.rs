@@ -157,6 +157,9 @@ pub fn to_outcome(r: &ClientResult, host_label: &str) -> Outcome {
                     );
                 }
                 add(&mut o, "latency_mean", lat.mean_ns(), Unit::Nanoseconds);
+                add(&mut o, "latency_stddev", lat.stddev_ns(), Unit::Nanoseconds);
+                add(&mut o, "latency_min", lat.min_ns as f64, Unit::Nanoseconds);
+                add(&mut o, "latency_max", lat.max_ns as f64, Unit::Nanoseconds);
                 o.latency = Some(Latency {
                     count: lat.count,
                     min_ns: lat.min_ns as f64,

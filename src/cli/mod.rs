@@ -20,7 +20,8 @@ use thiserror::Error;
     version,
     about = "How good is this host, really? CPU, memory and more, with numbers comparable to sysbench's.",
     after_help = "Peer command lines work too: `hostbench sysbench cpu --cpu-max-prime=20000 run` \
-                  (or a `sysbench` symlink to hostbench)."
+                  (or a `sysbench` symlink to hostbench). Also: iperf3, netperf, netserver, \
+                  ping (iputils' options, plus --tcp PORT and --json), dd."
 )]
 pub struct Cli {
     #[command(subcommand)]

@@ -6,6 +6,7 @@ pub mod dd;
 pub mod iperf3;
 pub mod netperf;
 pub mod netserver;
+pub mod ping;
 pub mod sysbench;
 
 use std::ffi::OsString;
@@ -23,6 +24,7 @@ pub fn dispatch(name: &str, args: &[OsString]) -> Option<ExitCode> {
         "iperf3" => Some(iperf3::main(&args)),
         "netperf" => Some(netperf::main(&args)),
         "netserver" => Some(netserver::main(&args)),
+        "ping" => Some(ping::main(&args)),
         _ => None,
     }
 }

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Runs hostbench's tests, first installing the peer tools they compare against
-# (Debian's sysbench) when they are missing. Needs root or sudo for the install.
+# (Debian's sysbench, iperf3, ...) when they are missing. Needs root or sudo for the install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
 command -v sysbench >/dev/null || need+=(sysbench)
+# Network: iperf3 for the wire-compatibility tests (both directions); iproute2 for the
+# namespace truth tests (ip, tc); qperf and sockperf for bench/net-ratio.sh.
+command -v iperf3 >/dev/null || need+=(iperf3)
+command -v tc >/dev/null || need+=(iproute2)
+command -v qperf >/dev/null || need+=(qperf)
+command -v sockperf >/dev/null || need+=(sockperf)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing peers for the tests: ${need[*]}" >&2
   sudo=""

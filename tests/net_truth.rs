@@ -42,7 +42,6 @@ struct Topology {
     shaped_dev: String,
 }
 
-const CLIENT_IP: &str = "192.0.2.1";
 const SERVER_IP: &str = "198.51.100.2";
 
 impl Topology {

@@ -358,5 +358,5 @@ fn udp_above_the_rate_reports_the_loss() {
             "--json",
         ],
     ));
-    assert_eq!(metric(&j, "datagrams_lost"), 0.0);
+    assert!(metric(&j, "loss_ratio") < 0.01, "below the rate: {j}");
 }

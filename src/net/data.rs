@@ -161,6 +161,13 @@ impl Pacer {
             return;
         }
         let due = Duration::from_secs_f64(bytes_sent as f64 * 8.0 / self.rate_bps as f64);
+        let now = self.start.elapsed();
+        // A sender that fell behind (descheduled) may catch up by at most 10 ms worth of
+        // data at once; the rest of the debt is forgiven rather than sent as a burst
+        // that would overflow the receiver's buffer.
+        if now > due + MAX_BURST {
+            self.start += now - due - MAX_BURST;
+        }
         loop {
             let now = self.start.elapsed();
             if now >= due || limit.stopped() {
@@ -170,6 +177,8 @@ impl Pacer {
         }
     }
 }
+
+const MAX_BURST: Duration = Duration::from_millis(10);
 
 /// Latencies of request/response transactions in one thread.
 #[derive(Debug, Clone)]

@@ -66,7 +66,8 @@ pub struct Limits {
     pub max_tests: u32,
     pub max_duration_ms: u64,
     pub max_parallel: u32,
-    /// Rate cap of data the server sends or asks to receive over UDP, bits/s (0 = none).
+    /// Rate cap, bits/s (0 = none): UDP tests must ask for no more; the server paces
+    /// what it sends (TCP_MAERTS) to it.
     pub max_rate_bps: u64,
     pub idle_timeout_ms: u64,
 }

@@ -531,6 +531,8 @@ fn run_test(
     let mut reader = ctl.try_clone()?;
     reader.set_read_timeout(Some(POLL))?;
     let client_gone = AtomicBool::new(false);
+    // The server's bandwidth limit paces what it sends (TCP_MAERTS), per stream.
+    let max_rate = limits.max_rate_bps / u64::from(req.parallel.max(1));
     let reports = std::thread::scope(|scope| {
         let stop_watch = stop.clone();
         let client_gone = &client_gone;
@@ -542,7 +544,7 @@ fn run_test(
             let (stop, counter, rx) = (stop.clone(), &counters[i], &rx);
             workers.push(scope.spawn(move || {
                 let cpu0 = CpuTime::thread_now();
-                let mut r = serve_stream(req, i, stream, udp, stop, counter, rx, t0, idle);
+                let mut r = serve_stream(req, max_rate, stream, udp, stop, counter, rx, t0, idle);
                 r.index = i as u32;
                 (r, CpuTime::thread_now().since(&cpu0))
             }));
@@ -691,7 +693,7 @@ fn same_ip(a: IpAddr, b: IpAddr) -> bool {
 #[allow(clippy::too_many_arguments)]
 fn serve_stream(
     req: &TestRequest,
-    index: usize,
+    max_rate: u64,
     tcp: Option<TcpStream>,
     udp: Option<&UdpSocket>,
     stop: Arc<AtomicBool>,
@@ -726,7 +728,8 @@ fn serve_stream(
                 // The byte budget is per test; each stream sends its share.
                 let share = req.bytes.div_ceil(u64::from(req.parallel));
                 let limit = Limit::new(deadline, share, stop.clone());
-                let t = data::send_stream(&mut s, req.send_size as usize, &limit, 0, counter);
+                let t =
+                    data::send_stream(&mut s, req.send_size as usize, &limit, max_rate, counter);
                 let t = t.unwrap_or_default();
                 r.bytes_sent = t.bytes;
                 r.retransmits = sock::retransmits(&s);
@@ -773,7 +776,6 @@ fn serve_stream(
             r.elapsed_s = (Instant::now() - t0).as_secs_f64();
         }
     } else if req.test == TestKind::TcpCrr {
-        let _ = index;
         r.transactions = serve_crr(req, &stop, counter, crr, idle);
         r.elapsed_s = (Instant::now() - t0).as_secs_f64();
     }

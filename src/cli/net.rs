@@ -6,6 +6,7 @@ use crate::net::protocol::{Limits, TestRequest};
 use crate::net::server::{Server, ServerConfig};
 use crate::net::sock::SockOpts;
 use crate::net::{DEFAULT_PORT, Family, TestKind, outcome};
+use crate::progress::{Expect, Progress};
 use crate::report;
 use clap::{Args, Subcommand};
 use std::net::SocketAddr;
@@ -243,7 +244,20 @@ fn run_client(a: ClientArgs) -> Result<ExitCode, CliError> {
             println!("{}", outcome::interval_line(test, i));
         }
     };
-    let result = match client::run(&spec, &on_interval) {
+    // A bar on a terminal for timed runs without interval lines (they would interleave).
+    let duration = Duration::from_millis(spec.request.duration_ms);
+    let bar = (!json && a.interval.is_none() && !duration.is_zero())
+        .then(|| Progress::new("net", Expect::Time(duration)));
+    let quiet = crate::measure::runner::Quiet;
+    let observer: &dyn crate::measure::runner::Observer = match &bar {
+        Some(b) => b,
+        None => &quiet,
+    };
+    let result = client::run_observed(&spec, &on_interval, observer);
+    if let Some(b) = &bar {
+        b.finish();
+    }
+    let result = match result {
         Ok(r) => r,
         Err(e) if e.is_usage() => return Err(CliError::Usage(e.to_string())),
         Err(e) => {

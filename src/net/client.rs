@@ -181,6 +181,15 @@ pub fn run(
     spec: &ClientSpec,
     on_interval: &dyn Fn(&IntervalReport),
 ) -> Result<ClientResult, NetError> {
+    run_observed(spec, on_interval, &crate::measure::runner::Quiet)
+}
+
+/// `run`, with `observer` ticked about ten times a second (a progress bar).
+pub fn run_observed(
+    spec: &ClientSpec,
+    on_interval: &dyn Fn(&IntervalReport),
+    observer: &dyn crate::measure::runner::Observer,
+) -> Result<ClientResult, NetError> {
     let req = &spec.request;
     let (mut ctl, peer) = open_control(spec)?;
     let io = |e| NetError::io(format!("control connection to {peer}"), e);
@@ -293,7 +302,13 @@ pub fn run(
             let step = Duration::from_millis(req.interval_ms.max(1));
             let mut next = t0 + step;
             let (mut last_count, mut last_at) = (0u64, t0);
+            let mut next_tick = t0;
             while workers.iter().any(|w| !w.is_finished()) {
+                if Instant::now() >= next_tick {
+                    let done: u64 = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+                    observer.tick(t0.elapsed(), done);
+                    next_tick += Duration::from_millis(100);
+                }
                 match rx.recv_timeout(Duration::from_millis(10)) {
                     Ok(Event::Interval(i)) => {
                         on_interval(&i);

@@ -360,3 +360,42 @@ fn udp_above_the_rate_reports_the_loss() {
     ));
     assert!(metric(&j, "loss_ratio") < 0.01, "below the rate: {j}");
 }
+
+#[test]
+fn unreachable_host_fails_in_bounded_time() {
+    let Some(t) = topology_or_skip() else { return };
+    // No host answers at this address on the server's link: ARP fails, or the connect
+    // times out; either way a clear error within the 5 s connect timeout.
+    let start = Instant::now();
+    let o = t
+        .in_ns(&t.client, &["net", "TCP_RR", "198.51.100.99", "-t", "1"])
+        .output()
+        .unwrap();
+    assert!(start.elapsed() < Duration::from_secs(15));
+    assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
+    let err = common::stderr(&o);
+    assert!(err.contains("cannot connect to 198.51.100.99"), "{err}");
+    let start = Instant::now();
+    let o = t
+        .in_ns(
+            &t.client,
+            &[
+                "iperf3",
+                "-c",
+                "198.51.100.99",
+                "-t",
+                "1",
+                "--connect-timeout",
+                "3000",
+            ],
+        )
+        .output()
+        .unwrap();
+    assert!(start.elapsed() < Duration::from_secs(15));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        common::stderr(&o).contains("unable to connect to server"),
+        "{}",
+        common::stderr(&o)
+    );
+}

@@ -526,7 +526,13 @@ fn run_test(
     let t0 = Instant::now();
     let duration = Duration::from_millis(req.duration_ms);
     // The client ends the test; this is the backstop if it never does.
-    let hard_end = t0 + duration + idle + Duration::from_secs(10);
+    // A test bounded by bytes or transactions may run up to the server's longest test.
+    let length = if duration.is_zero() {
+        Duration::from_millis(limits.max_duration_ms)
+    } else {
+        duration
+    };
+    let hard_end = t0 + length + idle + Duration::from_secs(10);
 
     let mut reader = ctl.try_clone()?;
     reader.set_read_timeout(Some(POLL))?;

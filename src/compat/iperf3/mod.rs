@@ -462,7 +462,11 @@ pub fn main(args: &[String]) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
-            if !o.json {
+            if o.json && o.server {
+                out.json(
+                    &serde_json::json!({"start": {}, "intervals": [], "end": {}, "error": msg}),
+                );
+            } else if !o.json {
                 out.err(&format!("iperf3: error - {msg}"));
             }
             ExitCode::from(1)

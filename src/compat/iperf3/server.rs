@@ -79,17 +79,18 @@ pub fn run(o: &Options, out: &mut Out) -> Result<(), String> {
             continue; // idle timeout: start over, as iperf3's --idle-timeout does
         };
         let result = serve_one(o, out, &mut listener, addr, ctl);
+        // Options of the last test (window, MSS) must not stick to the next one.
+        relisten(&mut listener, addr, None)?;
+        if o.one_off || stop_requested() {
+            // The caller reports the error, once.
+            return result;
+        }
         if let Err(msg) = &result {
             if o.json {
                 out.json(&json!({"start": {}, "intervals": [], "end": {}, "error": msg}));
             } else {
                 out.err(&format!("iperf3: error - {msg}"));
             }
-        }
-        // Options of the last test (window, MSS) must not stick to the next one.
-        relisten(&mut listener, addr, None)?;
-        if o.one_off || stop_requested() {
-            return result;
         }
         test_no += 1;
     }

@@ -541,3 +541,71 @@ fn server_bandwidth_limit_paces_what_it_sends() {
     assert!(bps < 80e6 * 1.1 && bps > 80e6 * 0.5, "{bps}");
     s.stop();
 }
+
+/// The server sends UDP only to the address of the control connection that asked for
+/// the test, and only after it presented the test's token.
+#[test]
+fn udp_is_sent_only_to_the_peer_that_asked() {
+    use hostbench::net::protocol::{self, Message, TestRequest};
+    use hostbench::net::{TestKind, server::join_datagram};
+    let s = server();
+    let mut ctl = TcpStream::connect(s.addr).unwrap();
+    ctl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let hello = Message::Hello {
+        protocol: protocol::PROTOCOL_VERSION,
+        client: "test".into(),
+    };
+    protocol::write_message(&mut ctl, &hello).unwrap();
+    assert!(matches!(
+        protocol::read_message(&mut ctl).unwrap(),
+        Message::Welcome { .. }
+    ));
+    let req = TestRequest {
+        test: TestKind::UdpRr,
+        duration_ms: 1000,
+        bytes: 0,
+        transactions: 0,
+        parallel: 1,
+        send_size: 100,
+        recv_size: 100,
+        request_size: 8,
+        response_size: 8,
+        server_sndbuf: 0,
+        server_rcvbuf: 0,
+        rate_bps: 0,
+        interval_ms: 0,
+        nodelay: false,
+    };
+    protocol::write_message(&mut ctl, &Message::Start(req)).unwrap();
+    let Message::Ready { token, udp_ports } = protocol::read_message(&mut ctl).unwrap() else {
+        panic!("no ready");
+    };
+    let token = protocol::unhex_token(&token).unwrap();
+    let target = std::net::SocketAddr::from(([127, 0, 0, 1], udp_ports[0]));
+    let mut buf = [0u8; 64];
+    // Another address (127.0.0.2) with the right token: ignored.
+    let stranger = std::net::UdpSocket::bind("127.0.0.2:0").unwrap();
+    stranger
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    stranger.send_to(&join_datagram(&token, 0), target).unwrap();
+    assert!(
+        stranger.recv(&mut buf).is_err(),
+        "the server answered a stranger"
+    );
+    // The right address with a wrong token: ignored.
+    let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    peer.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    peer.send_to(&join_datagram(&[0u8; 16], 0), target).unwrap();
+    assert!(
+        peer.recv(&mut buf).is_err(),
+        "the server answered a wrong token"
+    );
+    // The right address and token: confirmed.
+    peer.send_to(&join_datagram(&token, 0), target).unwrap();
+    let n = peer.recv(&mut buf).expect("confirmation");
+    assert_eq!(&buf[..n], &join_datagram(&token, 0)[..]);
+    drop(ctl);
+    s.stop();
+}

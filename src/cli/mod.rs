@@ -7,6 +7,7 @@ mod disk;
 mod limits;
 mod memory;
 mod redis;
+mod net;
 mod run;
 
 use crate::workload::SpecError;
@@ -21,7 +22,8 @@ use thiserror::Error;
     version,
     about = "How good is this host, really? CPU, memory and more, with numbers comparable to sysbench's.",
     after_help = "Peer command lines work too: `hostbench sysbench cpu --cpu-max-prime=20000 run` \
-                  (or a `sysbench` symlink to hostbench)."
+                  (or a `sysbench` symlink to hostbench). Also: iperf3, netperf, netserver, \
+                  ping (iputils' options, plus --tcp PORT and --json), dd."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -42,6 +44,8 @@ enum Command {
     Redis(redis::RedisArgs),
     /// Cloud providers' published disk promises (IOPS and throughput per size).
     Limits(limits::LimitsArgs),
+    /// Network: throughput, transactions and latency against `hostbench net serve` (netperf's tests).
+    Net(net::NetArgs),
 }
 
 /// Options every event-loop command shares.
@@ -155,6 +159,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Disk(a) => disk::execute(a),
         Command::Limits(a) => limits::execute(a),
         Command::Redis(a) => redis::execute(a),
+        Command::Net(a) => net::execute(a),
     };
     match result {
         Ok(code) => code,

@@ -6,8 +6,8 @@ mod cpu;
 mod disk;
 mod limits;
 mod memory;
-mod redis;
 mod net;
+mod redis;
 mod run;
 
 use crate::workload::SpecError;

@@ -4,11 +4,11 @@
 
 pub mod dd;
 pub mod fio;
-pub mod redis_benchmark;
 pub mod iperf3;
 pub mod netperf;
 pub mod netserver;
 pub mod ping;
+pub mod redis_benchmark;
 pub mod sysbench;
 
 use std::ffi::OsString;

@@ -8,6 +8,7 @@ mod limits;
 mod memory;
 mod net;
 mod redis;
+mod report;
 mod run;
 
 use crate::workload::SpecError;
@@ -44,6 +45,8 @@ enum Command {
     Redis(redis::RedisArgs),
     /// Cloud providers' published disk promises (IOPS and throughput per size).
     Limits(limits::LimitsArgs),
+    /// A JSON result as one self-contained HTML page with charts (or Markdown).
+    Report(report::ReportArgs),
     /// Network: throughput, transactions and latency against `hostbench net serve` (netperf's tests).
     Net(net::NetArgs),
 }
@@ -158,6 +161,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Memory(a) => memory::execute(a),
         Command::Disk(a) => disk::execute(a),
         Command::Limits(a) => limits::execute(a),
+        Command::Report(a) => report::execute(a),
         Command::Redis(a) => redis::execute(a),
         Command::Net(a) => net::execute(a),
     };

@@ -4,6 +4,7 @@
 
 pub mod dd;
 pub mod sysbench;
+pub mod unixbench;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -17,6 +18,7 @@ pub fn dispatch(name: &str, args: &[OsString]) -> Option<ExitCode> {
     match name {
         "sysbench" => Some(sysbench::main(&args)),
         "dd" => Some(dd::main(&args)),
+        "unixbench" => Some(unixbench::main(&args)),
         _ => None,
     }
 }

@@ -6,6 +6,7 @@ pub mod cpu;
 pub mod disk;
 pub mod memory;
 pub mod sched;
+pub mod unixbench;
 
 use crate::measure::runner::{Interval, RunResult};
 use crate::model::{CpuUse, Outcome, Sample, ThreadStat};

@@ -4,6 +4,7 @@
 
 mod cpu;
 mod disk;
+mod index;
 mod memory;
 mod run;
 
@@ -36,6 +37,8 @@ enum Command {
     Memory(memory::MemoryArgs),
     /// Disk: IOPS, throughput, latency percentiles and a per-second timeline, on files of its own.
     Disk(disk::DiskArgs),
+    /// UnixBench-style system index: UnixBench 5.1.3's twelve tests and baselines, reimplemented.
+    Index(index::IndexArgs),
 }
 
 /// Options every event-loop command shares.
@@ -99,6 +102,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Cpu(a) => cpu::execute(a),
         Command::Memory(a) => memory::execute(a),
         Command::Disk(a) => disk::execute(a),
+        Command::Index(a) => index::execute(a),
     };
     match result {
         Ok(code) => code,

@@ -122,7 +122,8 @@ impl UnixbenchSpec {
 pub struct TestResult {
     pub test: Test,
     pub passes: Vec<Pass>,
-    /// `None` when no pass produced a usable count (interrupted).
+    /// `None` when no pass produced a usable count (interrupted, or a duration too
+    /// short for one loop); such a test is left out of the index.
     pub score: Option<Score>,
 }
 
@@ -189,6 +190,11 @@ struct WorkDir {
 
 impl WorkDir {
     fn create(parent: &Path) -> Result<WorkDir, RunError> {
+        // Absolute: the programs run with the directory as their working directory.
+        let parent = std::path::absolute(parent).map_err(|source| RunError::Dir {
+            dir: parent.into(),
+            source,
+        })?;
         let root = parent.join(format!("hostbench-unixbench-{}", std::process::id()));
         let made = std::fs::create_dir(&root)
             .and_then(|_| std::fs::create_dir(root.join("tmp")))
@@ -230,7 +236,7 @@ pub fn run(spec: &UnixbenchSpec, watch: &dyn Watch) -> Result<SuiteResult, RunEr
             }
             let result = run_test(spec, test, copies, &work, watch)?;
             watch.test_finished(&result);
-            interrupted |= result.score.is_none() || stop_requested();
+            interrupted |= stop_requested();
             results.push(result);
             if interrupted {
                 break;

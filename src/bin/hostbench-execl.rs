@@ -120,8 +120,10 @@ fn step(path: *const c_char, limit: u64, done: u64, start: u64, clock: *const c_
     1
 }
 
+/// # Safety
+/// Called by the C runtime with a valid `argv` of `argc` entries.
 #[unsafe(no_mangle)]
-pub extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
+pub unsafe extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     // SAFETY: argv holds argc valid pointers followed by NULL.
     let arg = |i: c_int| -> *const c_char {
         if i < argc {

@@ -11,6 +11,10 @@ use crate::workload::unixbench::{self, TestResult, UnixbenchSpec, Watch};
 use std::io::Write;
 use std::process::ExitCode;
 
+/// Environment variable that shortens every test to this many seconds (quick mode,
+/// labelled in the report); meant for hostbench's own tests.
+pub const QUICK_SECONDS_VAR: &str = "HOSTBENCH_UNIXBENCH_QUICK_SECONDS";
+
 #[derive(Debug, Clone, PartialEq)]
 struct Args {
     /// 0 quiet, 1 normal, 2 verbose.
@@ -101,14 +105,22 @@ pub fn main(words: &[String]) -> ExitCode {
             args.copies.push(system.cpus.len());
         }
     }
+    // For hostbench's own tests: every test this many seconds, in quick mode.
+    let seconds = std::env::var(QUICK_SECONDS_VAR)
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok());
     let spec = UnixbenchSpec {
         tests: args.tests.clone(),
         copies: args.copies.clone(),
         iterations: args.iterations,
-        quick: false,
-        seconds: None,
+        quick: seconds.is_some(),
+        seconds,
         dir: std::env::temp_dir(),
     };
+    if let Err(e) = spec.validate() {
+        eprintln!("Run: {e}");
+        return ExitCode::from(2);
+    }
     if args.verbose > 1 {
         println!("\nTests to run: {}", args.tests.join(", "));
     }

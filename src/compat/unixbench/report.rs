@@ -144,6 +144,12 @@ pub fn render(system: &SystemInfo, result: &SuiteResult) -> String {
         "   UnixBench-style run by hostbench {}: UnixBench's tests and baselines, hostbench's programs",
         env!("CARGO_PKG_VERSION")
     );
+    if result.quick {
+        let _ = writeln!(
+            out,
+            "   QUICK MODE: shortened tests; NOT comparable with full runs"
+        );
+    }
     let _ = writeln!(out, "   System: {}: {}", system.name, system.os);
     let _ = writeln!(
         out,

@@ -248,6 +248,7 @@ fn proc_7(int_1_par_val: i32, int_2_par_val: i32, int_par_ref: &mut i32) {
 }
 
 #[inline(never)]
+#[allow(clippy::needless_range_loop)] // Dhrystone's loop, index by index
 fn proc_8(
     arr_1: &mut [i32; 50],
     arr_2: &mut [[i32; 50]; 50],

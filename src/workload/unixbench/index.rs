@@ -203,7 +203,9 @@ mod tests {
     /// indexed against the baselines, give back its printed indexes and scores.
     #[test]
     fn seed_001_tables() {
-        let tables: [(&[(&str, f64, f64)], f64); 2] = [
+        // (test, printed result, printed index) per row; the printed score.
+        type Table<'a> = (&'a [(&'a str, f64, f64)], f64);
+        let tables: [Table; 2] = [
             (
                 &[
                     ("dhry2reg", 28300652.2, 2425.1),
@@ -239,6 +241,7 @@ mod tests {
                 2458.5,
             ),
         ];
+        let mut rounding_cases = Vec::new();
         for (rows, score) in tables {
             let scores: Vec<(Test, f64)> = rows
                 .iter()
@@ -246,15 +249,26 @@ mod tests {
                 .collect();
             let index = index(&scores).unwrap();
             assert!(!index.partial);
-            for ((name, _, printed), row) in rows.iter().zip(&index.rows) {
-                assert_eq!(
-                    format!("{:.1}", row.index),
-                    format!("{printed:.1}"),
-                    "{name}"
+            for ((name, result, printed), row) in rows.iter().zip(&index.rows) {
+                // The seed prints results rounded to 0.1, so an index is exact up to
+                // that rounding: 3075.9 MWIPS gives 559.25, which the seed printed as
+                // 559.2 from a result just under 3075.9. Every result that rounds to
+                // the printed one must give an index that rounds to the printed index.
+                let low = (result - 0.05) / row.baseline * 10.0;
+                let high = (result + 0.05) / row.baseline * 10.0;
+                assert!(
+                    low - 0.05 <= *printed && *printed <= high + 0.05,
+                    "{name}: {printed} outside {low}..{high}"
                 );
+                if format!("{:.1}", row.index) != format!("{printed:.1}") {
+                    rounding_cases.push(*name);
+                }
             }
             assert_eq!(format!("{:.1}", index.score), format!("{score:.1}"));
         }
+        // 22 of the 24 printed indexes come back digit for digit from the printed
+        // results; these two sit on a rounding edge of their printed result.
+        assert_eq!(rounding_cases, ["whetstone-double", "shell8"]);
         // The baselines the seed prints (its BASELINE column) are the catalogue's.
         let printed = [
             116700.0, 55.0, 43.0, 3960.0, 1655.0, 5800.0, 12440.0, 4000.0, 126.0, 42.4, 6.0,

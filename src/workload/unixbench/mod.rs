@@ -154,6 +154,8 @@ mod unix_seconds {
 #[derive(Debug, Clone, Serialize)]
 pub struct SuiteResult {
     pub runs: Vec<CopiesResult>,
+    /// Quick mode: not comparable with full runs.
+    pub quick: bool,
     pub environment: Environment,
     pub interrupted: bool,
 }
@@ -260,6 +262,7 @@ pub fn run(spec: &UnixbenchSpec, watch: &dyn Watch) -> Result<SuiteResult, RunEr
     }
     Ok(SuiteResult {
         runs,
+        quick: spec.quick,
         environment: Environment::detect(),
         interrupted,
     })

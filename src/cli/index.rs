@@ -114,14 +114,18 @@ pub fn execute(args: IndexArgs) -> Result<ExitCode, CliError> {
     let host = HostInfo::detect();
     if args.json {
         let doc = Document::new(&spec, &result, host, started_at);
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("the index document serialises")
-        );
+        let json = serde_json::to_string_pretty(&doc).expect("the index document serialises");
+        write_stdout(&(json + "\n"));
     } else {
-        print!("{}", render(&spec, &result, &host));
+        write_stdout(&render(&spec, &result, &host));
     }
     Ok(finished(result.interrupted))
+}
+
+/// Prints without panicking when stdout is a closed pipe (`| head`).
+fn write_stdout(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().write_all(text.as_bytes());
 }
 
 /// What `--json` prints (docs/json.md).

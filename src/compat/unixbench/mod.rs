@@ -122,7 +122,11 @@ pub fn main(words: &[String]) -> ExitCode {
         return ExitCode::from(2);
     }
     if args.verbose > 1 {
-        println!("\nTests to run: {}", args.tests.join(", "));
+        let _ = writeln!(
+            std::io::stdout(),
+            "\nTests to run: {}",
+            args.tests.join(", ")
+        );
     }
     let watch = Progress {
         verbose: args.verbose,
@@ -135,11 +139,12 @@ pub fn main(words: &[String]) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let mut text = String::new();
     if args.verbose > 0 {
-        println!();
-        println!("{}", "=".repeat(72));
+        text += &format!("\n{}\n", "=".repeat(72));
     }
-    print!("{}", report::render(&system, &result));
+    text += &report::render(&system, &result);
+    let _ = std::io::stdout().write_all(text.as_bytes());
     if result.interrupted || stop_requested() {
         ExitCode::from(130)
     } else {
@@ -155,21 +160,23 @@ struct Progress {
 impl Watch for Progress {
     fn test_started(&self, test: &Test, copies: usize, _passes: u32) {
         if self.verbose > 0 {
-            print!("\n{copies} x {} ", test.label);
-            let _ = std::io::stdout().flush();
+            let mut out = std::io::stdout();
+            let _ = write!(out, "\n{copies} x {} ", test.label);
+            let _ = out.flush();
         }
     }
 
     fn pass_started(&self, _test: &Test, pass: u32) {
         if self.verbose > 0 {
-            print!(" {pass}");
-            let _ = std::io::stdout().flush();
+            let mut out = std::io::stdout();
+            let _ = write!(out, " {pass}");
+            let _ = out.flush();
         }
     }
 
     fn test_finished(&self, _result: &TestResult) {
         if self.verbose > 0 {
-            println!();
+            let _ = writeln!(std::io::stdout());
         }
     }
 }

@@ -9,7 +9,8 @@
 //! seconds of `time()` as UnixBench does, `mono` the monotonic clock for fractional
 //! durations); it then execs itself as `hostbench-execl - <seconds-or-ns> <count>
 //! <start> <clock>` until the time is up and prints `COUNT|n|1|lps` on stderr.
-#![no_main]
+// The test harness brings its own `main`; the real one exists outside tests.
+#![cfg_attr(not(test), no_main)]
 
 use std::ffi::{c_char, c_int};
 
@@ -122,6 +123,7 @@ fn step(path: *const c_char, limit: u64, done: u64, start: u64, clock: *const c_
 
 /// # Safety
 /// Called by the C runtime with a valid `argv` of `argc` entries.
+#[cfg(not(test))]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     // SAFETY: argv holds argc valid pointers followed by NULL.
@@ -191,4 +193,29 @@ fn parse_millis(s: *const c_char) -> Option<u64> {
         }
     }
     any.then(|| whole.saturating_mul(1000).saturating_add(frac))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_round_trip() {
+        let mut buf = [0u8; 24];
+        let len = format_u64(1234567890123, &mut buf);
+        assert_eq!(&buf[..len], b"1234567890123");
+        assert_eq!(buf[len], 0);
+        assert_eq!(parse_u64(buf.as_ptr().cast()), Some(1234567890123));
+        assert_eq!(parse_u64(c"12x".as_ptr()), None);
+        assert_eq!(parse_u64(c"".as_ptr()), None);
+    }
+
+    #[test]
+    fn durations_in_milliseconds() {
+        assert_eq!(parse_millis(c"30".as_ptr()), Some(30_000));
+        assert_eq!(parse_millis(c"0.25".as_ptr()), Some(250));
+        assert_eq!(parse_millis(c"1.2345".as_ptr()), Some(1234));
+        assert_eq!(parse_millis(c"-1".as_ptr()), None);
+        assert!(is(c"mono".as_ptr(), b"mono") && !is(c"monox".as_ptr(), b"mono"));
+    }
 }

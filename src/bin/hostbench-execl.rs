@@ -11,6 +11,8 @@
 //! <start> <clock>` until the time is up and prints `COUNT|n|1|lps` on stderr.
 // The test harness brings its own `main`; the real one exists outside tests.
 #![cfg_attr(not(test), no_main)]
+// Under test only the parsing helpers are exercised.
+#![cfg_attr(test, allow(dead_code))]
 
 use std::ffi::{c_char, c_int};
 

@@ -4,6 +4,7 @@
 
 mod cpu;
 mod disk;
+mod index;
 mod limits;
 mod memory;
 mod net;
@@ -49,6 +50,8 @@ enum Command {
     Report(report::ReportArgs),
     /// Network: throughput, transactions and latency against `hostbench net serve` (netperf's tests).
     Net(net::NetArgs),
+    /// UnixBench-style system index: UnixBench 5.1.3's twelve tests and baselines, reimplemented.
+    Index(index::IndexArgs),
 }
 
 /// Options every event-loop command shares.
@@ -164,6 +167,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Report(a) => report::execute(a),
         Command::Redis(a) => redis::execute(a),
         Command::Net(a) => net::execute(a),
+        Command::Index(a) => index::execute(a),
     };
     match result {
         Ok(code) => code,

@@ -174,11 +174,15 @@ fn percentile_curve(lat: &Latency) -> Vec<(f64, f64)> {
 }
 
 /// Timeline series grouped by unit: rates of operations apart from bytes.
-fn timelines(o: &Outcome) -> Vec<(String, Vec<(String, Vec<(f64, f64)>)>)> {
+/// Named point series, and charts of them under a unit.
+type Series = (String, Vec<(f64, f64)>);
+type Chart = (String, Vec<Series>);
+
+fn timelines(o: &Outcome) -> Vec<Chart> {
     let mut keys: Vec<&String> = o.series.iter().flat_map(|s| s.values.keys()).collect();
     keys.sort();
     keys.dedup();
-    let mut groups: Vec<(String, Vec<(String, Vec<(f64, f64)>)>)> = Vec::new();
+    let mut groups: Vec<Chart> = Vec::new();
     for key in keys {
         let pts: Vec<(f64, f64)> = o
             .series

@@ -9,6 +9,7 @@ pub mod measure;
 pub mod model;
 pub mod progress;
 pub mod report;
+pub mod store;
 pub mod suite;
 pub mod units;
 pub mod workload;

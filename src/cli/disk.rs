@@ -1,3 +1,4 @@
+use super::save::SaveArgs;
 use super::{CliError, finished, parse_duration, parse_size};
 use crate::progress::{Expect, Progress};
 use crate::report;
@@ -53,6 +54,8 @@ pub struct DiskArgs {
     /// Print the results as one JSON document (schema: docs/json.md).
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    save: SaveArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -162,6 +165,7 @@ impl DiskArgs {
 pub fn execute(args: DiskArgs) -> Result<ExitCode, CliError> {
     let spec = args.spec()?;
     spec.validate()?;
+    args.save.check()?;
     let per_test = spec
         .tests
         .iter()
@@ -197,6 +201,7 @@ pub fn execute(args: DiskArgs) -> Result<ExitCode, CliError> {
         }
         print!("{}", summary_table(&outcomes));
     }
+    args.save.save("disk", None, &outcomes)?;
     Ok(finished(interrupted))
 }
 
@@ -232,7 +237,7 @@ fn summary_rows(outcomes: &[crate::model::Outcome]) -> Vec<[String; 7]> {
     rows
 }
 
-fn summary_table(outcomes: &[crate::model::Outcome]) -> String {
+pub(super) fn summary_table(outcomes: &[crate::model::Outcome]) -> String {
     let mut t = Table::new(
         &["test", "op", "IOPS", "throughput", "p50", "p99", "p99.9"],
         &[false, false, true, true, true, true, true],

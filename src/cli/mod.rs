@@ -4,9 +4,11 @@
 
 mod cpu;
 mod disk;
+mod history;
 mod memory;
 mod redis;
 mod run;
+mod save;
 
 use crate::workload::SpecError;
 use clap::{Args, Parser, Subcommand};
@@ -39,6 +41,12 @@ enum Command {
     Disk(disk::DiskArgs),
     /// Redis: throughput and honest latency (open-loop --rate corrects coordinated omission).
     Redis(redis::RedisArgs),
+    /// Stored runs: filter by host, label, workload and date.
+    History(history::HistoryArgs),
+    /// One stored run, as its command printed it (or --json).
+    Show(history::ShowArgs),
+    /// Stored runs as JSON or CSV, to stdout or a file.
+    Export(history::ExportArgs),
 }
 
 /// Options every event-loop command shares.
@@ -62,6 +70,8 @@ pub enum CliError {
     Spec(#[from] SpecError),
     #[error("{0}")]
     Usage(String),
+    #[error("{0}")]
+    Store(#[from] crate::store::StoreError),
 }
 
 impl CliError {
@@ -103,6 +113,9 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Memory(a) => memory::execute(a),
         Command::Disk(a) => disk::execute(a),
         Command::Redis(a) => redis::execute(a),
+        Command::History(a) => history::history(a),
+        Command::Show(a) => history::show(a),
+        Command::Export(a) => history::export(a),
     };
     match result {
         Ok(code) => code,

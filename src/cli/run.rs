@@ -1,3 +1,4 @@
+use super::save::SaveArgs;
 use super::{CliError, finished};
 use crate::measure::stop_requested;
 use crate::progress::{Expect, Progress};
@@ -19,9 +20,12 @@ pub struct RunArgs {
     /// Print all results and the summary as one JSON document.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    save: SaveArgs,
 }
 
 pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
+    args.save.check()?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let steps = plan(&Options {
         profile: args.profile,
@@ -71,6 +75,8 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
         println!("Summary ({:?} profile)", args.profile);
         print!("{}", table.render("  "));
     }
+    let profile = format!("{:?}", args.profile).to_lowercase();
+    args.save.save("run", Some(&profile), &outcomes)?;
     if failed {
         return Ok(ExitCode::from(1));
     }

@@ -49,6 +49,9 @@ pub struct RunInfo {
     /// The workloads of its outcomes, in order, without repeats.
     pub workloads: Vec<String>,
     pub outcome_count: usize,
+    /// The run's first rate (events/s, ops/s, bytes/s), else its first metric: one
+    /// figure for a listing.
+    pub headline: Option<crate::model::Metric>,
     /// The machine, without the per-run state (load, steal) that each outcome keeps.
     pub host: HostInfo,
 }

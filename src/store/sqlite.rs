@@ -274,6 +274,7 @@ impl SqliteStore {
             tool_version: row.get("tool_version")?,
             workloads: Vec::new(),
             outcome_count: 0,
+            headline: None,
             host: host_from_row(row)?,
         })
     }
@@ -297,6 +298,31 @@ impl SqliteStore {
             .and_then(|rows| rows.collect())
             .map_err(|e| self.err("read outcomes", e))?;
         info.outcome_count = all.len();
+        let first: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT m.outcome_id FROM metrics m JOIN outcomes o ON o.id = m.outcome_id
+                 WHERE o.run_id = ?1
+                 ORDER BY m.unit NOT IN ('events_per_sec', 'ops_per_sec', 'bytes_per_sec'),
+                    o.seq, m.seq LIMIT 1",
+                [info.id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err("read metrics", e))?;
+        if let Some(outcome_id) = first {
+            let metrics = self.load_metrics(outcome_id)?;
+            info.headline = metrics
+                .iter()
+                .find(|m| {
+                    matches!(
+                        m.unit,
+                        Unit::EventsPerSec | Unit::OpsPerSec | Unit::BytesPerSec
+                    )
+                })
+                .or(metrics.first())
+                .cloned();
+        }
         for w in all {
             if !info.workloads.contains(&w) {
                 info.workloads.push(w);

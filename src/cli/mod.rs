@@ -2,6 +2,7 @@
 //! `--json` everywhere. Arguments become a validated workload spec; outcomes go to
 //! `report`. No measurement logic lives here.
 
+mod compare;
 mod cpu;
 mod disk;
 mod history;
@@ -47,6 +48,8 @@ enum Command {
     Show(history::ShowArgs),
     /// Stored runs as JSON or CSV, to stdout or a file.
     Export(history::ExportArgs),
+    /// Stored runs, hosts or labels side by side: ratios ("2.18x faster"), mean ± σ, per-area geometric mean.
+    Compare(compare::CompareArgs),
 }
 
 /// Options every event-loop command shares.
@@ -116,6 +119,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::History(a) => history::history(a),
         Command::Show(a) => history::show(a),
         Command::Export(a) => history::export(a),
+        Command::Compare(a) => compare::execute(a),
     };
     match result {
         Ok(code) => code,

@@ -1,6 +1,7 @@
 //! Renderers of the result model. One output format, one file; a workload never
 //! touches a renderer.
 
+pub mod compare;
 pub mod csv;
 pub mod json;
 pub mod table;

@@ -521,7 +521,7 @@ mod tests {
         assert_eq!(g.metrics, 2);
         assert!(close(
             g.speedup,
-            ((772.42 / 354.62) * (2.81 / 1.32) as f64).sqrt()
+            ((772.42f64 / 354.62) * (2.81 / 1.32)).sqrt()
         ));
         assert_eq!(g.verdict, "better");
     }

@@ -310,3 +310,70 @@ fn export_json_csv_and_atomic_file() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--run 77"));
 }
+
+#[test]
+fn concurrent_saves_all_land() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            hostbench()
+                .args(QUICK_CPU)
+                .arg("--db")
+                .arg(&db)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut ids: Vec<i64> = children
+        .into_iter()
+        .map(|c| saved_id(&c.wait_with_output().unwrap()))
+        .collect();
+    ids.sort();
+    assert_eq!(ids, vec![1, 2, 3, 4]);
+}
+
+#[test]
+fn a_locked_database_is_named_and_left_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    with_db(&db, &QUICK_CPU);
+    let holder = rusqlite::Connection::open(&db).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let out = with_db(&db, &QUICK_CPU);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("locked"), "{}", stderr(&out));
+    assert!(stderr(&out).contains(db.to_str().unwrap()));
+    assert!(
+        stdout(&out).contains("events per second"),
+        "the report still printed"
+    );
+    holder.execute_batch("ROLLBACK").unwrap();
+    drop(holder);
+    let runs = json_of(&with_db(&db, &["history", "--json"]));
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn a_damaged_database_is_named_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    with_db(&db, &QUICK_CPU);
+    // Keep the header (so it is still ours), scribble over the pages after it.
+    let mut bytes = std::fs::read(&db).unwrap();
+    assert!(bytes.len() > 8192);
+    for (i, b) in bytes.iter_mut().enumerate().skip(4096) {
+        *b = (i % 253) as u8;
+    }
+    std::fs::write(&db, &bytes).unwrap();
+    for args in [&["history"][..], &["show", "1"], &QUICK_CPU] {
+        let out = with_db(&db, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(db.to_str().unwrap()), "{err}");
+        assert!(err.contains("damaged"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

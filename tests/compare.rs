@@ -36,7 +36,7 @@ fn seed_like(h: &str, events_per_sec: f64, mib_per_sec: f64, avg_latency_ms: f64
 }
 
 fn save(db: &Path, labels: &[(&str, &str)], outcomes: &[Outcome]) -> i64 {
-    let mut s = store::open(&Location::Sqlite(db.to_path_buf())).unwrap();
+    let mut s = store::open(&Location::sqlite(db)).unwrap();
     let labels: Labels = labels
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))

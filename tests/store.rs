@@ -161,6 +161,11 @@ fn files_that_are_not_ours_are_refused_untouched() {
     let out = with_db(&garbage.join("x.db"), &QUICK_CPU);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("x.db"), "{}", stderr(&out));
+    // An explicit --db in a directory that does not exist is a mistake, not a new tree.
+    let out = with_db(&dir.path().join("typo/results.db"), &QUICK_CPU);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("typo"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not a directory"), "{}", stderr(&out));
     // Nothing but the garbage file is there.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }

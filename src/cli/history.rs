@@ -304,7 +304,7 @@ struct ExportDoc<'a> {
 
 pub fn export(args: ExportArgs) -> Result<ExitCode, CliError> {
     let location = args.db.location()?;
-    if let (Some(out), Location::Sqlite(db)) = (&args.output, &location)
+    if let (Some(out), Location::Sqlite { path: db, .. }) = (&args.output, &location)
         && same_file(out, db)
     {
         return Err(CliError::Usage(format!(

@@ -99,7 +99,9 @@ pub trait Store {
 /// Where results go: `--db PATH` (or, in time, `--db postgres://...`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Location {
-    Sqlite(PathBuf),
+    /// A SQLite file. Its directory is made when missing only for the default
+    /// location: a mistyped `--db` directory is an error, not a new tree.
+    Sqlite { path: PathBuf, make_dir: bool },
 }
 
 impl Location {
@@ -113,14 +115,25 @@ impl Location {
                 })
             }
             Some("") => Err(StoreError::NoLocation),
-            Some(path) => Ok(Location::Sqlite(PathBuf::from(path))),
-            None => default_path().map(Location::Sqlite),
+            Some(path) => Ok(Location::sqlite(path)),
+            None => default_path().map(|path| Location::Sqlite {
+                path,
+                make_dir: true,
+            }),
+        }
+    }
+
+    /// A SQLite file at a path the user gave.
+    pub fn sqlite(path: impl Into<PathBuf>) -> Self {
+        Location::Sqlite {
+            path: path.into(),
+            make_dir: false,
         }
     }
 
     pub fn display(&self) -> String {
         match self {
-            Location::Sqlite(p) => p.display().to_string(),
+            Location::Sqlite { path, .. } => path.display().to_string(),
         }
     }
 }
@@ -157,14 +170,29 @@ fn redact(url: &str) -> String {
 /// migrates an older schema forward.
 pub fn open(location: &Location) -> Result<Box<dyn Store>, StoreError> {
     match location {
-        Location::Sqlite(path) => Ok(Box::new(sqlite::SqliteStore::open(path, true)?)),
+        Location::Sqlite { path, make_dir } => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                if *make_dir {
+                    std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
+                        path: path.clone(),
+                        source: Box::new(e),
+                    })?;
+                } else if !dir.is_dir() {
+                    return Err(StoreError::Open {
+                        path: path.clone(),
+                        source: format!("{} is not a directory", dir.display()).into(),
+                    });
+                }
+            }
+            Ok(Box::new(sqlite::SqliteStore::open(path, true)?))
+        }
     }
 }
 
 /// Opens an existing store for reading; `None` when nothing was ever saved there.
 pub fn open_existing(location: &Location) -> Result<Option<Box<dyn Store>>, StoreError> {
     match location {
-        Location::Sqlite(path) => {
+        Location::Sqlite { path, .. } => {
             if !path.exists() {
                 return Ok(None);
             }

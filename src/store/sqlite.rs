@@ -33,16 +33,7 @@ impl SqliteStore {
     /// Opens (and with `create`, creates) the database at `path`, migrating it to the
     /// latest schema. Refuses, without writing, a file that is not ours or is newer.
     pub fn open(path: &Path, create: bool) -> Result<Self, StoreError> {
-        let fresh = check_file(path)?;
-        if fresh
-            && create
-            && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        {
-            std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
-                path: path.to_path_buf(),
-                source: Box::new(e),
-            })?;
-        }
+        check_file(path)?;
         let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         if create {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
@@ -913,7 +904,11 @@ mod tests {
     fn fresh_database_is_latest_wal_and_marked() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/dir/r.db");
-        drop(SqliteStore::open(&path, true).unwrap());
+        let default = crate::store::Location::Sqlite {
+            path: path.clone(),
+            make_dir: true,
+        };
+        drop(crate::store::open(&default).unwrap());
         assert_eq!(versions(&path), (1..=LATEST_VERSION).collect::<Vec<_>>());
         let c = Connection::open(&path).unwrap();
         let mode: String = c

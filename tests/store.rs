@@ -165,7 +165,7 @@ fn files_that_are_not_ours_are_refused_untouched() {
     let out = with_db(&dir.path().join("typo/results.db"), &QUICK_CPU);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("typo"), "{}", stderr(&out));
-    assert!(stderr(&out).contains("not a directory"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("does not exist"), "{}", stderr(&out));
     // Nothing but the garbage file is there.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }

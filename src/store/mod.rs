@@ -180,7 +180,12 @@ pub fn open(location: &Location) -> Result<Box<dyn Store>, StoreError> {
                 } else if !dir.is_dir() {
                     return Err(StoreError::Open {
                         path: path.clone(),
-                        source: format!("{} is not a directory", dir.display()).into(),
+                        source: if dir.exists() {
+                            format!("{} is not a directory", dir.display())
+                        } else {
+                            format!("directory {} does not exist", dir.display())
+                        }
+                        .into(),
                     });
                 }
             }

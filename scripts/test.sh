@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs hostbench's tests, first installing the peer tools they compare against
-# (Debian's sysbench, fio, redis-server and redis-tools) when they are missing. Needs
-# root or sudo for the install.
+# (Debian's sysbench, fio, redis-server, redis-tools, iperf3, iproute2, qperf, sockperf)
+# when they are missing. Needs root or sudo for the install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +10,12 @@ command -v sysbench >/dev/null || need+=(sysbench)
 command -v fio >/dev/null || need+=(fio)
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v redis-benchmark >/dev/null || need+=(redis-tools)
+# Network: iperf3 for the wire-compatibility tests (both directions); iproute2 for the
+# namespace truth tests (ip, tc); qperf and sockperf for bench/net-ratio.sh.
+command -v iperf3 >/dev/null || need+=(iperf3)
+command -v tc >/dev/null || need+=(iproute2)
+command -v qperf >/dev/null || need+=(qperf)
+command -v sockperf >/dev/null || need+=(sockperf)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing peers for the tests: ${need[*]}" >&2
   sudo=""

@@ -5,8 +5,10 @@
 pub mod cli;
 pub mod compat;
 pub mod host;
+pub mod limits;
 pub mod measure;
 pub mod model;
+pub mod net;
 pub mod progress;
 pub mod report;
 pub mod store;

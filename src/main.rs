@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     install_interrupt_handler();
+    quiet_on_broken_pipe();
     let mut args: Vec<OsString> = std::env::args_os().collect();
     // Invoked through a peer's name (a `sysbench -> hostbench` symlink), or as
     // `hostbench sysbench ...`: the personality takes the rest of the line verbatim.
@@ -22,6 +23,26 @@ fn main() -> ExitCode {
     }
     args[0] = "hostbench".into();
     hostbench::cli::main(args)
+}
+
+/// `hostbench … | head`: when the reader goes away, end quietly with the status a
+/// shell gives a tool killed by SIGPIPE (141) instead of a panic message. (SIGPIPE
+/// itself stays ignored, so network and Redis sockets report a closed peer as an
+/// error rather than killing the process.)
+fn quiet_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to std") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
 }
 
 /// First Ctrl-C: stop measuring and report what was measured, marked interrupted.

@@ -285,3 +285,83 @@ fn throttled_device_measures_its_limit() {
         "{bps:.0} B/s against a limit of 16 MiB/s"
     );
 }
+
+/// `--expect` measures against a provider's promise: the percentage achieved, and
+/// exit 1 below the threshold; a bad spec is refused before anything runs.
+#[test]
+fn expect_checks_a_providers_promise() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let base = [
+        "disk",
+        "--dir",
+        d,
+        "--size",
+        "16M",
+        "--tests",
+        "randread",
+        "--runtime",
+        "1s",
+        "--ramp",
+        "200ms",
+    ];
+    // A promise far above any disk: measured as a small share, so exit 1.
+    let mut args = base.to_vec();
+    args.extend([
+        "--expect",
+        "aws:io2:1000GiB:iops=1000000000:mbps=100",
+        "--json",
+    ]);
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let e = &v["expectation"];
+    assert_eq!(e["pass"], false);
+    assert_eq!(e["checks"][0]["test"], "randread");
+    let measured = e["checks"][0]["measured"].as_f64().unwrap();
+    let percent = e["checks"][0]["percent"].as_f64().unwrap();
+    assert!((percent - measured / 1e9 * 100.0).abs() < 1e-9);
+    // Seed 002's disk, with a threshold any disk meets.
+    let mut args = base.to_vec();
+    args.extend([
+        "--expect",
+        "tencent:premium:100GiB",
+        "--expect-threshold",
+        "0",
+    ]);
+    let out = run(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("of the promised 2,600 IOPS"),
+        "{}",
+        stdout(&out)
+    );
+    // Refused up front, naming the fix.
+    let mut args = base.to_vec();
+    args.extend(["--expect", "tencent:floppy:100GiB"]);
+    let started = std::time::Instant::now();
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("CLOUD_PREMIUM"), "{}", stderr(&out));
+    assert!(started.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn limits_lists_the_promises() {
+    let out = run(&["limits", "tencent", "--size", "100GiB"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(
+        text.contains("CLOUD_PREMIUM") && text.contains("2,600"),
+        "{text}"
+    );
+    let out = run(&["limits", "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v.as_array()
+            .unwrap()
+            .iter()
+            .all(|o| o["source"].as_str().unwrap().starts_with("http"))
+    );
+    assert_eq!(run(&["limits", "nocloud"]).status.code(), Some(2));
+}

@@ -399,8 +399,12 @@ fn skeleton(text: &str) -> Vec<String> {
                     s.push(c);
                 }
             }
-            // Column padding shifts with the width of the numbers.
-            s.split_whitespace().collect::<Vec<_>>().join(" ")
+            // Column padding shifts with the width of the numbers, also inside
+            // "(%8.2f per second)": drop the spaces that pad a number.
+            s.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .replace(" #", "#")
         })
         .collect()
 }

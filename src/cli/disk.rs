@@ -55,6 +55,8 @@ pub struct DiskArgs {
     #[arg(long)]
     json: bool,
     #[command(flatten)]
+    expect: super::ExpectArgs,
+    #[command(flatten)]
     save: SaveArgs,
 }
 
@@ -165,6 +167,7 @@ impl DiskArgs {
 pub fn execute(args: DiskArgs) -> Result<ExitCode, CliError> {
     let spec = args.spec()?;
     spec.validate()?;
+    let promise = args.expect.promise()?;
     args.save.check()?;
     let per_test = spec
         .tests
@@ -190,18 +193,29 @@ pub fn execute(args: DiskArgs) -> Result<ExitCode, CliError> {
     };
     progress.finish();
     let interrupted = crate::measure::stop_requested() || outcomes.iter().any(|o| o.interrupted);
+    let verdict = promise.as_ref().map(|p| args.expect.verdict(p, &outcomes));
     if args.json {
         println!(
             "{}",
-            report::json::document(&outcomes, summary_rows(&outcomes))
+            report::json::document_with(
+                &outcomes,
+                summary_rows(&outcomes),
+                verdict.as_ref().map(|v| v.0.clone())
+            )
         );
     } else {
         for o in &outcomes {
             println!("{}", report::text::outcome(o));
         }
         print!("{}", summary_table(&outcomes));
+        if let Some((_, text, _)) = &verdict {
+            print!("\n{text}");
+        }
     }
     args.save.save("disk", None, &outcomes)?;
+    if verdict.as_ref().is_some_and(|v| !v.2) && !interrupted {
+        return Ok(ExitCode::from(1));
+    }
     Ok(finished(interrupted))
 }
 

@@ -6,7 +6,9 @@ mod compare;
 mod cpu;
 mod disk;
 mod history;
+mod limits;
 mod memory;
+mod net;
 mod redis;
 mod run;
 mod save;
@@ -23,7 +25,8 @@ use thiserror::Error;
     version,
     about = "How good is this host, really? CPU, memory and more, with numbers comparable to sysbench's.",
     after_help = "Peer command lines work too: `hostbench sysbench cpu --cpu-max-prime=20000 run` \
-                  (or a `sysbench` symlink to hostbench)."
+                  (or a `sysbench` symlink to hostbench). Also: iperf3, netperf, netserver, \
+                  ping (iputils' options, plus --tcp PORT and --json), dd."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -42,6 +45,10 @@ enum Command {
     Disk(disk::DiskArgs),
     /// Redis: throughput and honest latency (open-loop --rate corrects coordinated omission).
     Redis(redis::RedisArgs),
+    /// Cloud providers' published disk promises (IOPS and throughput per size).
+    Limits(limits::LimitsArgs),
+    /// Network: throughput, transactions and latency against `hostbench net serve` (netperf's tests).
+    Net(net::NetArgs),
     /// Stored runs: filter by host, label, workload and date.
     History(history::HistoryArgs),
     /// One stored run, as its command printed it (or --json).
@@ -64,6 +71,54 @@ pub struct LoopArgs {
     /// Record a sample every DURATION (shown in --json as `series`).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     report_interval: Option<Duration>,
+}
+
+/// `--expect`: measure the disk against what its provider promises.
+#[derive(Debug, Args, Clone)]
+pub struct ExpectArgs {
+    /// Compare the disk results with a provider's published promise:
+    /// PROVIDER:TYPE:SIZE, e.g. tencent:premium:100GiB (`hostbench limits` lists them).
+    /// Provisioned disks take :iops=N:mbps=N.
+    #[arg(long, value_name = "PROVIDER:TYPE:SIZE")]
+    expect: Option<String>,
+    /// With --expect, exit 1 when a figure is below this share of its promise.
+    #[arg(long, default_value = "90", value_name = "PCT")]
+    expect_threshold: f64,
+}
+
+impl ExpectArgs {
+    /// The promise, checked before anything runs so a typo costs no time.
+    fn promise(&self) -> Result<Option<crate::limits::Promise>, CliError> {
+        if !(0.0..=1000.0).contains(&self.expect_threshold) {
+            return Err(CliError::Usage(format!(
+                "--expect-threshold {}: give a percentage such as 90",
+                self.expect_threshold
+            )));
+        }
+        self.expect
+            .as_deref()
+            .map(crate::limits::promise)
+            .transpose()
+            .map_err(|e| CliError::Usage(e.to_string()))
+    }
+
+    /// The checks as JSON and as text, and whether every figure met the threshold.
+    fn verdict(
+        &self,
+        promise: &crate::limits::Promise,
+        outcomes: &[crate::model::Outcome],
+    ) -> (serde_json::Value, String, bool) {
+        let checks = crate::limits::check(promise, outcomes, self.expect_threshold);
+        let pass = checks.iter().all(|c| c.pass);
+        let json = serde_json::json!({
+            "promise": promise,
+            "threshold_percent": self.expect_threshold,
+            "checks": checks,
+            "pass": pass,
+        });
+        let text = crate::limits::render(promise, &checks, self.expect_threshold);
+        (json, text, pass)
+    }
 }
 
 /// Errors a command reports; the exit code follows from the kind.
@@ -115,7 +170,9 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Cpu(a) => cpu::execute(a),
         Command::Memory(a) => memory::execute(a),
         Command::Disk(a) => disk::execute(a),
+        Command::Limits(a) => limits::execute(a),
         Command::Redis(a) => redis::execute(a),
+        Command::Net(a) => net::execute(a),
         Command::History(a) => history::history(a),
         Command::Show(a) => history::show(a),
         Command::Export(a) => history::export(a),

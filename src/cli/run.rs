@@ -22,9 +22,12 @@ pub struct RunArgs {
     json: bool,
     #[command(flatten)]
     save: SaveArgs,
+    #[command(flatten)]
+    expect: super::ExpectArgs,
 }
 
 pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
+    let promise = args.expect.promise()?;
     args.save.check()?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let steps = plan(&Options {
@@ -61,8 +64,12 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
         }
     }
     let summary = summarise(&outcomes);
+    let verdict = promise.as_ref().map(|p| args.expect.verdict(p, &outcomes));
     if args.json {
-        println!("{}", report::json::document(&outcomes, &summary));
+        println!(
+            "{}",
+            report::json::document_with(&outcomes, &summary, verdict.as_ref().map(|v| v.0.clone()))
+        );
     } else {
         let mut table = Table::new(&["area", "result", "verdict"], &[false, false, false]);
         for line in &summary {
@@ -74,10 +81,13 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
         }
         println!("Summary ({:?} profile)", args.profile);
         print!("{}", table.render("  "));
+        if let Some((_, text, _)) = &verdict {
+            print!("\n{text}");
+        }
     }
     let profile = format!("{:?}", args.profile).to_lowercase();
     args.save.save("run", Some(&profile), &outcomes)?;
-    if failed {
+    if failed || verdict.as_ref().is_some_and(|v| !v.2) {
         return Ok(ExitCode::from(1));
     }
     Ok(finished(

@@ -4,6 +4,10 @@
 
 pub mod dd;
 pub mod fio;
+pub mod iperf3;
+pub mod netperf;
+pub mod netserver;
+pub mod ping;
 pub mod redis_benchmark;
 pub mod sysbench;
 
@@ -21,6 +25,10 @@ pub fn dispatch(name: &str, args: &[OsString]) -> Option<ExitCode> {
         "dd" => Some(dd::main(&args)),
         "fio" => Some(fio::main(&args)),
         "redis-benchmark" => Some(redis_benchmark::main(&args)),
+        "iperf3" => Some(iperf3::main(&args)),
+        "netperf" => Some(netperf::main(&args)),
+        "netserver" => Some(netserver::main(&args)),
+        "ping" => Some(ping::main(&args)),
         _ => None,
     }
 }

@@ -13,13 +13,25 @@ pub struct Document<'a, S: Serialize> {
     pub schema_version: u32,
     pub outcomes: &'a [Outcome],
     pub summary: S,
+    /// The measurement against a provider's promise (`--expect`), when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expectation: Option<serde_json::Value>,
 }
 
 pub fn document<S: Serialize>(outcomes: &[Outcome], summary: S) -> String {
+    document_with(outcomes, summary, None)
+}
+
+pub fn document_with<S: Serialize>(
+    outcomes: &[Outcome],
+    summary: S,
+    expectation: Option<serde_json::Value>,
+) -> String {
     let doc = Document {
         schema_version: SCHEMA_VERSION,
         outcomes,
         summary,
+        expectation,
     };
     serde_json::to_string_pretty(&doc).expect("a document always serialises")
 }

@@ -297,7 +297,7 @@ pub fn job_header(o: &super::options::JobOptions, groupid: usize) -> String {
         range(&o.bs[0]),
         range(&o.bs[1]),
         range(&o.bs[0]),
-        super::engine_name(o),
+        o.ioengine.name(),
         o.iodepth
     );
     if o.numjobs > 1 {

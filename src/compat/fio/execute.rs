@@ -1,0 +1,248 @@
+//! Running the jobs: laying out their files, running each batch's jobs together
+//! with fio's status line, and gathering the results into reports.
+
+use super::diskstats::DiskUtil;
+use super::plan::{Prepared, is_block_device};
+use super::stats::Report;
+use super::{Failure, Summary, ctime};
+use crate::workload::disk::files;
+use crate::workload::disk::job::{self, JobResult};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Lays out the files of a batch that are missing or short. Returns the
+/// "Laying out IO file" lines fio prints.
+pub(super) fn lay_out(batch: &[&Prepared]) -> Result<String, Failure> {
+    let mut lines = String::new();
+    let mut done: Vec<PathBuf> = Vec::new();
+    for p in batch {
+        for clone in &p.targets {
+            let (mut count, mut bytes) = (0u64, 0u64);
+            for t in clone {
+                if done.contains(&t.path) || is_block_device(&t.path) {
+                    continue;
+                }
+                done.push(t.path.clone());
+                let have = std::fs::metadata(&t.path).map_or(0, |m| m.len());
+                if have >= t.size {
+                    continue;
+                }
+                if let Some(parent) = t.path.parent().filter(|p| !p.as_os_str().is_empty())
+                    && !parent.is_dir()
+                {
+                    return Err(Failure::Usage(format!(
+                        "job '{}': directory {} does not exist: create it or change directory=",
+                        p.job.opts.name,
+                        parent.display()
+                    )));
+                }
+                // Reads need data to read; pure write jobs only need the space.
+                let with_data = p.plan.pattern.reads();
+                files::extend(&t.path, t.size, with_data, 0x1a70u64)
+                    .map_err(|e| Failure::Run(e.to_string()))?;
+                count += 1;
+                bytes += t.size;
+            }
+            if count > 0 {
+                lines.push_str(&format!(
+                    "{}: Laying out IO file ({} file{} / {}MiB)\n",
+                    p.job.opts.name,
+                    count,
+                    if count == 1 { "" } else { "s" },
+                    bytes >> 20
+                ));
+            }
+        }
+    }
+    Ok(lines)
+}
+
+/// Direct I/O on a RAM-backed file system measures memory: say so on stderr.
+pub(super) fn warn_about_file_systems(batch: &[&Prepared]) {
+    for p in batch {
+        let Some(t) = p.targets.first().and_then(|t| t.first()) else {
+            continue;
+        };
+        let dir = t.path.parent().filter(|d| !d.as_os_str().is_empty());
+        if let Ok((_, magic)) = files::statfs(dir.unwrap_or(Path::new(".")))
+            && files::ram_backed(magic)
+        {
+            eprintln!(
+                "fio: note: job '{}' runs on {}, which keeps files in RAM: the figures are memory's, not a disk's",
+                p.job.opts.name,
+                files::fs_name(magic)
+            );
+        }
+    }
+}
+
+/// fio's status line on a terminal: `Jobs: 2 (f=2): [r(2)][45.0%][eta 00m:06s]`.
+pub(super) struct Status {
+    enabled: bool,
+    jobs: usize,
+    letter: char,
+    planned: Option<Duration>,
+    last: std::sync::Mutex<Instant>,
+}
+
+impl Status {
+    fn tick(&self, at: Duration) {
+        if !self.enabled {
+            return;
+        }
+        let Ok(mut last) = self.last.lock() else {
+            return;
+        };
+        if last.elapsed() < Duration::from_millis(500) {
+            return;
+        }
+        *last = Instant::now();
+        let (pct, eta) = match self.planned {
+            Some(p) if !p.is_zero() => {
+                let left = p.saturating_sub(at).as_secs();
+                (
+                    format!(
+                        "{:.1}%",
+                        (at.as_secs_f64() / p.as_secs_f64() * 100.0).min(100.0)
+                    ),
+                    format!("{:02}m:{:02}s", left / 60, left % 60),
+                )
+            }
+            _ => ("-.-%".into(), "--m:--s".into()),
+        };
+        eprint!(
+            "\rJobs: {} (f={}): [{}({})][{pct}][eta {eta}]\x1b[K",
+            self.jobs, self.jobs, self.letter, self.jobs
+        );
+    }
+
+    fn clear(&self) {
+        if self.enabled {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
+/// Runs a batch's jobs together; each job's clone results and wall time.
+pub(super) fn run_batch(
+    batch: &[&Prepared],
+    show_eta: bool,
+) -> Result<Vec<(Vec<JobResult>, Duration)>, Failure> {
+    let threads: usize = batch.iter().map(|p| p.targets.len()).sum();
+    let planned = batch
+        .iter()
+        .map(|p| p.plan.runtime.map(|r| r + p.plan.ramp + p.plan.start_delay))
+        .collect::<Option<Vec<_>>>()
+        .and_then(|v| v.into_iter().max());
+    let letter = match batch[0].plan.pattern {
+        job::Pattern::Read => 'R',
+        job::Pattern::RandRead => 'r',
+        job::Pattern::Write => 'W',
+        job::Pattern::RandWrite => 'w',
+        job::Pattern::ReadWrite => 'M',
+        _ => 'm',
+    };
+    let status = Status {
+        enabled: show_eta,
+        jobs: threads,
+        letter,
+        planned,
+        last: std::sync::Mutex::new(Instant::now()),
+    };
+    let results: Vec<Result<(Vec<JobResult>, Duration), job::JobError>> =
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = batch
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let status = &status;
+                    scope.spawn(move || {
+                        let start = Instant::now();
+                        let tick = |d: Duration| {
+                            if i == 0 {
+                                status.tick(d)
+                            }
+                        };
+                        let r = job::run_threads(&p.plan, &p.targets, &tick)?;
+                        if p.job.opts.end_fsync && p.plan.pattern.writes() {
+                            for t in p.targets.iter().flatten() {
+                                if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&t.path)
+                                {
+                                    let _ = f.sync_all();
+                                }
+                            }
+                        }
+                        Ok((r, start.elapsed()))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("fio job thread panicked"))
+                .collect()
+        });
+    status.clear();
+    results
+        .into_iter()
+        .map(|r| r.map_err(|e| Failure::Run(e.to_string())))
+        .collect()
+}
+
+pub(super) fn summarise<'a>(
+    prepared: &'a [Prepared<'a>],
+    finished: &[(usize, Vec<JobResult>, Duration)],
+    disks: Vec<DiskUtil>,
+    global_options: Vec<(String, String)>,
+    timestamp_ms: u64,
+) -> Summary<'a> {
+    let mut reports: Vec<Report<'a>> = Vec::new();
+    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+    let max_group = prepared.iter().map(|p| p.job.groupid).max().unwrap_or(0);
+    for g in 0..=max_group {
+        let members: Vec<&(usize, Vec<JobResult>, Duration)> = finished
+            .iter()
+            .filter(|(i, ..)| prepared[*i].job.groupid == g)
+            .collect();
+        let Some(first) = members.first() else {
+            continue;
+        };
+        let first_opts = &prepared[first.0].job.opts;
+        let mut indexes = Vec::new();
+        if first_opts.group_reporting {
+            let threads: Vec<&JobResult> = members.iter().flat_map(|m| m.1.iter()).collect();
+            let wall = members.iter().map(|m| m.2).max().unwrap_or_default();
+            indexes.push(reports.len());
+            reports.push(Report::new(
+                first_opts.name.clone(),
+                g,
+                first_opts,
+                &threads,
+                wall.as_secs_f64().round() as u64,
+            ));
+        } else {
+            for (i, results, wall) in members {
+                let opts = &prepared[*i].job.opts;
+                for r in results {
+                    indexes.push(reports.len());
+                    reports.push(Report::new(
+                        opts.name.clone(),
+                        g,
+                        opts,
+                        &[r],
+                        wall.as_secs_f64().round() as u64,
+                    ));
+                }
+            }
+        }
+        groups.push((g, indexes));
+    }
+    Summary {
+        reports,
+        groups,
+        disks,
+        global_options,
+        timestamp_ms,
+        time_text: ctime((timestamp_ms / 1000) as i64),
+        pid: std::process::id(),
+    }
+}

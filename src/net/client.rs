@@ -1,0 +1,565 @@
+//! `hostbench net <TEST> <host>`: the client side of a test against `hostbench net
+//! serve`. It asks for the test on the control connection, opens the data streams,
+//! runs its half of the data loops, then collects the server's half. The client alone
+//! decides when the test ends (time, bytes or transactions), as in netperf and iperf3.
+
+use super::data::{self, LatencyRecorder, Limit, POLL};
+use super::protocol::{
+    self, FrameError, IntervalReport, Message, PROTOCOL_VERSION, ServerReport, TestRequest,
+};
+use super::server::join_datagram;
+use super::sock::{self, SockOpts};
+use super::{Family, NetError, TestKind};
+use crate::measure::cputime::CpuTime;
+use crate::measure::stop_requested;
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct ClientSpec {
+    pub host: String,
+    pub port: u16,
+    pub family: Family,
+    pub request: TestRequest,
+    /// This end's socket buffers (0 = kernel default).
+    pub local: SockOpts,
+    pub secret: Option<String>,
+    pub connect_timeout: Duration,
+    /// UDP_RR: how long to wait for a response before counting it lost.
+    pub rr_timeout: Duration,
+}
+
+impl ClientSpec {
+    pub fn new(host: &str, port: u16, request: TestRequest) -> Self {
+        Self {
+            host: host.into(),
+            port,
+            family: Family::Any,
+            request,
+            local: SockOpts::default(),
+            secret: None,
+            connect_timeout: Duration::from_secs(5),
+            rr_timeout: Duration::from_millis(500),
+        }
+    }
+}
+
+/// What this end measured on one stream.
+#[derive(Debug, Clone, Default)]
+pub struct LocalStream {
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub send_calls: u64,
+    pub packets_sent: u64,
+    pub send_errors: u64,
+    pub transactions: u64,
+    pub lost: u64,
+    pub retransmits: Option<u64>,
+    /// From the start signal to this stream's last byte or transaction.
+    pub elapsed_s: f64,
+    pub sndbuf: u64,
+    pub rcvbuf: u64,
+}
+
+/// Everything a test produced, both ends.
+#[derive(Debug, Clone)]
+pub struct ClientResult {
+    pub request: TestRequest,
+    pub local_addr: SocketAddr,
+    pub peer_addr: SocketAddr,
+    pub streams: Vec<LocalStream>,
+    pub server: ServerReport,
+    pub latency: Option<LatencyRecorder>,
+    /// Receiver-side interval reports (from the server when it receives).
+    pub intervals: Vec<IntervalReport>,
+    pub elapsed_s: f64,
+    pub cpu: CpuTime,
+    pub cpus: u32,
+    pub mss: Option<u32>,
+    pub congestion: Option<String>,
+    pub interrupted: bool,
+}
+
+fn protocol_error(peer: &SocketAddr, e: impl std::fmt::Display) -> NetError {
+    NetError::Protocol {
+        peer: peer.to_string(),
+        reason: e.to_string(),
+    }
+}
+
+fn read_reply(ctl: &mut TcpStream, peer: &SocketAddr) -> Result<Message, NetError> {
+    match protocol::read_message(ctl) {
+        Ok(Message::Error { code, message }) => {
+            Err(NetError::Refused(format!("{message} ({code})")))
+        }
+        Ok(m) => Ok(m),
+        Err(FrameError::Io(e)) if data::is_timeout(&e) => Err(protocol_error(
+            peer,
+            "no answer in time: is that a hostbench server (hostbench net serve)?",
+        )),
+        Err(FrameError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            Err(protocol_error(
+                peer,
+                "the server closed the connection (is it a hostbench server?)",
+            ))
+        }
+        Err(e) => Err(protocol_error(peer, e)),
+    }
+}
+
+/// Connects the control channel and runs the greeting (and the secret's proof).
+fn open_control(spec: &ClientSpec) -> Result<(TcpStream, SocketAddr), NetError> {
+    let mut last = None;
+    for addr in super::resolve(&spec.host, spec.port, spec.family)? {
+        match sock::connect_tcp(
+            addr,
+            SockOpts {
+                nodelay: true,
+                ..Default::default()
+            },
+            spec.connect_timeout,
+        ) {
+            Ok(s) => return greet(s, addr, spec).map(|s| (s, addr)),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.expect("resolve returns at least one address"))
+}
+
+fn greet(mut ctl: TcpStream, peer: SocketAddr, spec: &ClientSpec) -> Result<TcpStream, NetError> {
+    let io = |e| NetError::io(format!("control connection to {peer}"), e);
+    ctl.set_read_timeout(Some(Duration::from_secs(10)))
+        .map_err(io)?;
+    ctl.set_write_timeout(Some(Duration::from_secs(10)))
+        .map_err(io)?;
+    protocol::write_message(
+        &mut ctl,
+        &Message::Hello {
+            protocol: PROTOCOL_VERSION,
+            client: format!("hostbench {}", env!("CARGO_PKG_VERSION")),
+        },
+    )
+    .map_err(io)?;
+    let Message::Welcome {
+        protocol: v,
+        auth,
+        nonce,
+        ..
+    } = read_reply(&mut ctl, &peer)?
+    else {
+        return Err(protocol_error(&peer, "expected welcome"));
+    };
+    if v != PROTOCOL_VERSION {
+        return Err(protocol_error(
+            &peer,
+            format!("server speaks protocol {v}, this client {PROTOCOL_VERSION}"),
+        ));
+    }
+    if auth {
+        let Some(secret) = &spec.secret else {
+            return Err(NetError::Refused(
+                "the server needs a shared secret: give it with --secret".into(),
+            ));
+        };
+        let proof = protocol::hmac_hex(secret.as_bytes(), nonce.as_bytes());
+        protocol::write_message(&mut ctl, &Message::Auth { proof }).map_err(io)?;
+    }
+    Ok(ctl)
+}
+
+enum Event {
+    Interval(IntervalReport),
+    Done(Result<ServerReport, NetError>),
+}
+
+/// Runs one test; `on_interval` sees each receiver-side interval as it completes.
+pub fn run(
+    spec: &ClientSpec,
+    on_interval: &dyn Fn(&IntervalReport),
+) -> Result<ClientResult, NetError> {
+    run_observed(spec, on_interval, &crate::measure::runner::Quiet)
+}
+
+/// `run`, with `observer` ticked about ten times a second (a progress bar).
+pub fn run_observed(
+    spec: &ClientSpec,
+    on_interval: &dyn Fn(&IntervalReport),
+    observer: &dyn crate::measure::runner::Observer,
+) -> Result<ClientResult, NetError> {
+    let req = &spec.request;
+    let (mut ctl, peer) = open_control(spec)?;
+    let io = |e| NetError::io(format!("control connection to {peer}"), e);
+    protocol::write_message(&mut ctl, &Message::Start(req.clone())).map_err(io)?;
+    let Message::Ready { token, udp_ports } = read_reply(&mut ctl, &peer)? else {
+        return Err(protocol_error(&peer, "expected ready"));
+    };
+    let token = protocol::unhex_token(&token).ok_or_else(|| protocol_error(&peer, "bad token"))?;
+
+    // Data streams: TCP to the control port with the token; UDP joins its port.
+    let mut tcp: Vec<Option<TcpStream>> = Vec::new();
+    let mut udp: Vec<Option<UdpSocket>> = Vec::new();
+    let data_opts = SockOpts {
+        nodelay: spec.local.nodelay || req.nodelay,
+        ..spec.local
+    };
+    if req.test.is_udp() {
+        if udp_ports.len() != req.parallel as usize {
+            return Err(protocol_error(&peer, "wrong number of UDP ports"));
+        }
+        for (i, port) in udp_ports.iter().enumerate() {
+            let s = sock::bind_udp(sock::unspecified_like(&peer), spec.local)
+                .map_err(|e| NetError::io("UDP socket", e))?;
+            s.connect(SocketAddr::new(peer.ip(), *port))
+                .map_err(|e| NetError::io("UDP connect", e))?;
+            join_udp(&s, &token, i as u16, &peer)?;
+            udp.push(Some(s));
+        }
+    } else if req.test != TestKind::TcpCrr {
+        for i in 0..req.parallel {
+            let mut s = sock::connect_tcp(peer, data_opts, spec.connect_timeout)?;
+            s.write_all(&protocol::data_header(&token, i as u16))
+                .map_err(|e| NetError::io("data stream", e))?;
+            tcp.push(Some(s));
+        }
+    }
+    let congestion = tcp.iter().flatten().next().and_then(sock::congestion);
+    let mss = tcp.iter().flatten().next().and_then(sock::mss);
+    match read_reply(&mut ctl, &peer)? {
+        Message::Running => {}
+        other => {
+            return Err(protocol_error(
+                &peer,
+                format!("expected running, got {}", other.kind()),
+            ));
+        }
+    }
+
+    let t0 = Instant::now();
+    let cpu0 = CpuTime::now();
+    let stop = Arc::new(AtomicBool::new(false));
+    let duration = Duration::from_millis(req.duration_ms);
+    let deadline = (req.duration_ms > 0).then(|| t0 + duration);
+    let budget = if req.test.is_rr() {
+        req.transactions
+    } else {
+        req.bytes
+    };
+    let limit = Limit::new(deadline, budget, stop.clone());
+    let counters: Vec<AtomicU64> = (0..req.parallel).map(|_| AtomicU64::new(0)).collect();
+
+    // The control connection's reader: interval reports, then the result.
+    let (tx, rx) = mpsc::channel::<Event>();
+    let mut reader = ctl.try_clone().map_err(io)?;
+    let patience = duration + Duration::from_secs(30);
+    reader.set_read_timeout(Some(patience)).map_err(io)?;
+    std::thread::spawn(move || {
+        loop {
+            match read_reply(&mut reader, &peer) {
+                Ok(Message::Interval(i)) => {
+                    if tx.send(Event::Interval(i)).is_err() {
+                        return;
+                    }
+                }
+                Ok(Message::Result(r)) => {
+                    let _ = tx.send(Event::Done(Ok(r)));
+                    return;
+                }
+                Ok(other) => {
+                    let _ = tx.send(Event::Done(Err(protocol_error(
+                        &peer,
+                        format!("unexpected {}", other.kind()),
+                    ))));
+                    return;
+                }
+                Err(e) => {
+                    let _ = tx.send(Event::Done(Err(e)));
+                    return;
+                }
+            }
+        }
+    });
+
+    let mut intervals = Vec::new();
+    let mut server_result = None;
+    let streams: Vec<Result<(LocalStream, Option<LatencyRecorder>), NetError>> =
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..req.parallel as usize)
+                .map(|i| {
+                    let (t, u) = (
+                        tcp.get_mut(i).and_then(Option::take),
+                        udp.get_mut(i).and_then(Option::take),
+                    );
+                    let (limit, counter) = (limit.clone(), &counters[i]);
+                    scope.spawn(move || run_stream(spec, peer, &token, t, u, &limit, counter, t0))
+                })
+                .collect();
+            // Receiver-side intervals: the server's when it receives, ours otherwise.
+            let local_intervals = req.interval_ms > 0 && !req.test.server_receives();
+            let step = Duration::from_millis(req.interval_ms.max(1));
+            let mut next = t0 + step;
+            let (mut last_count, mut last_at) = (0u64, t0);
+            let mut next_tick = t0;
+            while workers.iter().any(|w| !w.is_finished()) {
+                if Instant::now() >= next_tick {
+                    let done: u64 = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+                    observer.tick(t0.elapsed(), done);
+                    next_tick += Duration::from_millis(100);
+                }
+                match rx.recv_timeout(Duration::from_millis(10)) {
+                    Ok(Event::Interval(i)) => {
+                        on_interval(&i);
+                        intervals.push(i);
+                    }
+                    Ok(Event::Done(r)) => {
+                        // The server ended early (an error or its own limit): stop.
+                        stop.store(true, Ordering::Relaxed);
+                        server_result = Some(r);
+                    }
+                    Err(_) => {}
+                }
+                let now = Instant::now();
+                if local_intervals && now >= next {
+                    let count: u64 = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+                    let i = IntervalReport {
+                        start_s: (last_at - t0).as_secs_f64(),
+                        end_s: (now - t0).as_secs_f64(),
+                        bytes: if req.test.is_rr() {
+                            0
+                        } else {
+                            count - last_count
+                        },
+                        packets: if req.test.is_rr() {
+                            count - last_count
+                        } else {
+                            0
+                        },
+                    };
+                    on_interval(&i);
+                    intervals.push(i);
+                    last_count = count;
+                    last_at = now;
+                    next += step;
+                }
+            }
+            workers
+                .into_iter()
+                .map(|w| {
+                    w.join()
+                        .unwrap_or_else(|_| Err(protocol_error(&peer, "a stream thread failed")))
+                })
+                .collect()
+        });
+    let elapsed = t0.elapsed();
+    let cpu = CpuTime::now().since(&cpu0);
+    let _ = protocol::write_message(&mut ctl, &Message::Stop);
+    let server = match server_result {
+        Some(r) => r?,
+        None => loop {
+            match rx.recv_timeout(patience) {
+                Ok(Event::Interval(i)) => {
+                    on_interval(&i);
+                    intervals.push(i);
+                }
+                Ok(Event::Done(r)) => break r?,
+                Err(_) => return Err(protocol_error(&peer, "no result from the server")),
+            }
+        },
+    };
+    let mut local = Vec::new();
+    let mut latency: Option<LatencyRecorder> = None;
+    for s in streams {
+        let (stream, lat) = s?;
+        if let Some(l) = lat {
+            match &mut latency {
+                Some(all) => all.merge(&l),
+                None => latency = Some(l),
+            }
+        }
+        local.push(stream);
+    }
+    Ok(ClientResult {
+        request: req.clone(),
+        local_addr: ctl.local_addr().map_err(io)?,
+        peer_addr: peer,
+        streams: local,
+        server,
+        latency,
+        intervals,
+        elapsed_s: elapsed.as_secs_f64(),
+        cpu,
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+        mss,
+        congestion,
+        interrupted: stop_requested(),
+    })
+}
+
+/// Sends the join datagram until the server confirms it (lost datagrams are retried).
+fn join_udp(
+    s: &UdpSocket,
+    token: &[u8; 16],
+    index: u16,
+    peer: &SocketAddr,
+) -> Result<(), NetError> {
+    let join = join_datagram(token, index);
+    let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+    let mut buf = [0u8; 64];
+    for _ in 0..25 {
+        let _ = s.send(&join);
+        if let Ok(n) = s.recv(&mut buf)
+            && buf[..n] == join
+        {
+            return Ok(());
+        }
+    }
+    Err(protocol_error(
+        peer,
+        "the server never confirmed the UDP stream (is UDP blocked by a firewall?)",
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_stream(
+    spec: &ClientSpec,
+    peer: SocketAddr,
+    token: &[u8; 16],
+    tcp: Option<TcpStream>,
+    udp: Option<UdpSocket>,
+    limit: &Limit,
+    counter: &AtomicU64,
+    t0: Instant,
+) -> Result<(LocalStream, Option<LatencyRecorder>), NetError> {
+    let req = &spec.request;
+    let mut r = LocalStream::default();
+    let since = |at: Option<Instant>| at.map_or(0.0, |a| (a - t0).as_secs_f64());
+    let io = |what: &str, e| NetError::io(format!("{} {what} with {peer}", req.test), e);
+    let mut latency = None;
+    if let Some(mut s) = tcp {
+        // A dead peer must not hang us: blocked sends give up after a while.
+        let _ = s.set_write_timeout(Some(Duration::from_secs(10)));
+        let (snd, rcv) = sock::buffer_sizes(&s);
+        r.sndbuf = snd;
+        r.rcvbuf = rcv;
+        match req.test {
+            TestKind::TcpStream => {
+                let t = data::send_stream(&mut s, req.send_size as usize, limit, 0, counter)
+                    .map_err(|e| io("send", e))?;
+                r.bytes_sent = t.bytes;
+                r.send_calls = t.calls;
+                r.elapsed_s = since(t.last);
+                r.retransmits = sock::retransmits(&s);
+                // Hold the connection until the server has read everything.
+                let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
+                let mut sink = [0u8; 64];
+                let _ = std::io::Read::read(&mut s, &mut sink);
+            }
+            TestKind::TcpMaerts => {
+                let _ = s.set_read_timeout(Some(POLL));
+                let size = if req.recv_size > 0 {
+                    req.recv_size
+                } else {
+                    req.send_size
+                };
+                let t = data::recv_stream(&mut s, size as usize, &limit.stop, counter)
+                    .map_err(|e| io("receive", e))?;
+                r.bytes_received = t.bytes;
+                r.elapsed_s = since(t.last);
+            }
+            TestKind::TcpRr => {
+                let _ = s.set_read_timeout(Some(POLL));
+                let t = data::rr_client_tcp(
+                    &mut s,
+                    req.request_size as usize,
+                    req.response_size as usize,
+                    limit,
+                    counter,
+                )
+                .map_err(|e| io("transaction", e))?;
+                r.transactions = t.transactions;
+                r.retransmits = sock::retransmits(&s);
+                r.elapsed_s = t0.elapsed().as_secs_f64();
+                latency = Some(t.latency);
+            }
+            _ => {}
+        }
+    } else if let Some(s) = udp {
+        let (snd, rcv) = sock::buffer_sizes(&s);
+        r.sndbuf = snd;
+        r.rcvbuf = rcv;
+        if req.test == TestKind::UdpStream {
+            let t = data::send_udp(&s, req.send_size as usize, limit, req.rate_bps, counter);
+            r.bytes_sent = t.bytes;
+            r.packets_sent = t.packets;
+            r.send_errors = t.errors;
+            r.elapsed_s = t0.elapsed().as_secs_f64();
+        } else {
+            let t = data::rr_client_udp(
+                &s,
+                req.request_size as usize,
+                req.response_size as usize,
+                limit,
+                spec.rr_timeout,
+                counter,
+            )
+            .map_err(|e| io("transaction", e))?;
+            r.transactions = t.transactions;
+            r.lost = t.lost;
+            r.elapsed_s = t0.elapsed().as_secs_f64();
+            latency = Some(t.latency);
+        }
+    } else if req.test == TestKind::TcpCrr {
+        let t = crr_client(spec, peer, token, limit, counter)?;
+        r.transactions = t.transactions;
+        r.elapsed_s = t0.elapsed().as_secs_f64();
+        latency = Some(t.latency);
+        let probe = TcpStream::connect_timeout(&peer, spec.connect_timeout).ok();
+        if let Some(p) = probe {
+            let (snd, rcv) = sock::buffer_sizes(&p);
+            r.sndbuf = snd;
+            r.rcvbuf = rcv;
+        }
+    }
+    Ok((r, latency))
+}
+
+/// TCP_CRR: connect, request, response, close — timed as one transaction.
+fn crr_client(
+    spec: &ClientSpec,
+    peer: SocketAddr,
+    token: &[u8; 16],
+    limit: &Limit,
+    counter: &AtomicU64,
+) -> Result<data::RrTotals, NetError> {
+    let req = &spec.request;
+    // Header and request go out in one write, as one segment.
+    let mut first = protocol::data_header(token, 0).to_vec();
+    first.extend(data::payload(req.request_size as usize));
+    let mut inb = vec![0u8; req.response_size as usize];
+    let mut t = data::RrTotals::default();
+    let opts = SockOpts {
+        nodelay: true,
+        ..spec.local
+    };
+    while limit.go(1) {
+        let start = Instant::now();
+        let mut s = sock::connect_tcp(peer, opts, spec.connect_timeout)?;
+        let _ = s.set_read_timeout(Some(POLL));
+        let done = s
+            .write_all(&first)
+            .and_then(|()| data::read_full(&mut s, &mut inb, limit));
+        match done {
+            Ok(()) => {}
+            Err(_) if limit.stop.load(Ordering::Relaxed) || stop_requested() => break,
+            Err(e) => return Err(NetError::io(format!("TCP_CRR transaction with {peer}"), e)),
+        }
+        drop(s);
+        t.latency.record(start.elapsed().as_nanos() as u64);
+        t.transactions += 1;
+        counter.store(t.transactions, Ordering::Relaxed);
+    }
+    Ok(t)
+}

@@ -1,0 +1,665 @@
+//! Round trips to a host: ICMP echo over an unprivileged datagram socket where
+//! `net.ipv4.ping_group_range` allows it, a raw socket otherwise (root or CAP_NET_RAW),
+//! or TCP-connect timing to a port, which needs no privilege (reference §5.1).
+//! Statistics follow iputils: integer microseconds, `mdev` the population standard
+//! deviation computed as iputils does.
+
+use super::{Family, NetError};
+use crate::measure::stop_requested;
+use std::net::{IpAddr, SocketAddr};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// SOCK_DGRAM + IPPROTO_ICMP: the kernel fills in identifier and checksum.
+    IcmpDgram,
+    /// SOCK_RAW: we build the header; needs CAP_NET_RAW.
+    IcmpRaw,
+    /// connect() timing to a TCP port (SYN -> SYN-ACK or RST).
+    Tcp(u16),
+}
+
+impl Method {
+    pub fn describe(&self) -> String {
+        match self {
+            Method::IcmpDgram => "ICMP echo (unprivileged datagram socket)".into(),
+            Method::IcmpRaw => "ICMP echo (raw socket)".into(),
+            Method::Tcp(p) => format!("TCP connect to port {p}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct PingSpec {
+    pub host: String,
+    pub family: Family,
+    /// None: until Ctrl-C.
+    pub count: Option<u64>,
+    pub interval: Duration,
+    /// How long to wait for a reply (and, after the last probe, for stragglers).
+    pub timeout: Duration,
+    /// ICMP payload bytes (iputils' -s; 56 by default).
+    pub size: usize,
+    /// None: ICMP (datagram, then raw); Some(port): TCP connect.
+    pub tcp_port: Option<u16>,
+}
+
+/// One answered probe.
+#[derive(Debug, Clone, Copy)]
+pub struct Reply {
+    pub seq: u64,
+    pub rtt_us: u64,
+    pub ttl: Option<u8>,
+    pub bytes: usize,
+    /// TCP: the port refused (RST) — still a round trip.
+    pub refused: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct PingResult {
+    pub target: IpAddr,
+    pub method: Method,
+    pub transmitted: u64,
+    pub replies: Vec<Reply>,
+    pub elapsed: Duration,
+    pub interrupted: bool,
+}
+
+/// iputils' summary figures, integer microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stats {
+    pub min_us: u64,
+    pub avg_us: u64,
+    pub max_us: u64,
+    pub mdev_us: u64,
+}
+
+impl PingResult {
+    pub fn received(&self) -> u64 {
+        self.replies.len() as u64
+    }
+
+    /// `(tx - rx) * 100 / tx` percent.
+    pub fn loss_percent(&self) -> f64 {
+        if self.transmitted == 0 {
+            0.0
+        } else {
+            (self.transmitted - self.received().min(self.transmitted)) as f64 * 100.0
+                / self.transmitted as f64
+        }
+    }
+
+    pub fn stats(&self) -> Option<Stats> {
+        stats(&self.replies.iter().map(|r| r.rtt_us).collect::<Vec<_>>())
+    }
+}
+
+/// avg = tsum / n, mdev = isqrt(tsum2 / n - avg^2), all in integer µs, as iputils.
+pub fn stats(rtts_us: &[u64]) -> Option<Stats> {
+    if rtts_us.is_empty() {
+        return None;
+    }
+    let n = rtts_us.len() as u128;
+    let sum: u128 = rtts_us.iter().map(|&r| u128::from(r)).sum();
+    let sum2: u128 = rtts_us.iter().map(|&r| u128::from(r) * u128::from(r)).sum();
+    let avg = sum / n;
+    let var = (sum2 / n).saturating_sub(avg * avg);
+    Some(Stats {
+        min_us: *rtts_us.iter().min().expect("non-empty"),
+        avg_us: avg as u64,
+        max_us: *rtts_us.iter().max().expect("non-empty"),
+        mdev_us: isqrt(var) as u64,
+    })
+}
+
+fn isqrt(v: u128) -> u128 {
+    if v < 2 {
+        return v;
+    }
+    let mut x = (v as f64).sqrt() as u128;
+    while x * x > v {
+        x -= 1;
+    }
+    while (x + 1) * (x + 1) <= v {
+        x += 1;
+    }
+    x
+}
+
+/// Picks the method: ICMP datagram, else raw, else an error naming `--tcp PORT`.
+fn open_icmp(target: IpAddr) -> Result<(OwnedFd, Method), NetError> {
+    let (domain, proto) = match target {
+        IpAddr::V4(_) => (libc::AF_INET, libc::IPPROTO_ICMP),
+        IpAddr::V6(_) => (libc::AF_INET6, libc::IPPROTO_ICMPV6),
+    };
+    for (ty, method) in [
+        (libc::SOCK_DGRAM, Method::IcmpDgram),
+        (libc::SOCK_RAW, Method::IcmpRaw),
+    ] {
+        // SAFETY: socket() returns a new descriptor or -1.
+        let fd = unsafe { libc::socket(domain, ty | libc::SOCK_CLOEXEC, proto) };
+        if fd >= 0 {
+            // SAFETY: fd is a fresh descriptor we own.
+            return Ok((unsafe { OwnedFd::from_raw_fd(fd) }, method));
+        }
+    }
+    Err(NetError::Refused(
+        "ICMP is not allowed here: no unprivileged ping (net.ipv4.ping_group_range) and no raw \
+         sockets (needs root or CAP_NET_RAW); use --tcp PORT to time TCP connects instead"
+            .into(),
+    ))
+}
+
+fn checksum(data: &[u8]) -> u16 {
+    let mut sum = 0u32;
+    for chunk in data.chunks(2) {
+        let word = u16::from_be_bytes([chunk[0], *chunk.get(1).unwrap_or(&0)]);
+        sum += u32::from(word);
+    }
+    while sum >> 16 != 0 {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// An echo request: type, code, checksum, identifier, sequence, then the payload
+/// (a timestamp first when there is room, as iputils does, then a byte pattern).
+pub fn echo_request(v6: bool, id: u16, seq: u16, size: usize) -> Vec<u8> {
+    let mut p = vec![0u8; 8 + size];
+    p[0] = if v6 { 128 } else { 8 };
+    p[4..6].copy_from_slice(&id.to_be_bytes());
+    p[6..8].copy_from_slice(&seq.to_be_bytes());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let mut at = 8;
+    if size >= 16 {
+        p[8..16].copy_from_slice(&now.as_secs().to_ne_bytes());
+        p[16..24].copy_from_slice(&u64::from(now.subsec_micros()).to_ne_bytes());
+        at = 24;
+    }
+    for (i, b) in p[at..].iter_mut().enumerate() {
+        *b = (i + at - 8) as u8;
+    }
+    if !v6 {
+        let c = checksum(&p);
+        p[2..4].copy_from_slice(&c.to_be_bytes());
+    }
+    p
+}
+
+fn set_int(fd: &OwnedFd, level: i32, name: i32, v: i32) {
+    // SAFETY: setsockopt reads one int.
+    unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            level,
+            name,
+            (&v as *const i32).cast(),
+            std::mem::size_of::<i32>() as libc::socklen_t,
+        );
+    }
+}
+
+fn sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    let s: socket2::SockAddr = addr.into();
+    // SAFETY: SockAddr holds a valid sockaddr of `len` bytes; storage is large enough.
+    unsafe {
+        let mut st: libc::sockaddr_storage = std::mem::zeroed();
+        std::ptr::copy_nonoverlapping(
+            s.as_ptr().cast::<u8>(),
+            (&mut st as *mut libc::sockaddr_storage).cast::<u8>(),
+            s.len() as usize,
+        );
+        (st, s.len())
+    }
+}
+
+/// A received ICMP message: (type, id, seq, ICMP bytes, TTL if known).
+fn recv_icmp(
+    fd: &OwnedFd,
+    v6: bool,
+    raw: bool,
+    wait: Duration,
+) -> Option<(u8, u16, u16, usize, Option<u8>)> {
+    let ms = wait.as_millis().clamp(1, 1000) as i32;
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    if unsafe { libc::poll(&mut pfd, 1, ms) } <= 0 {
+        return None;
+    }
+    let mut buf = [0u8; 65536];
+    let mut cbuf = [0u8; 256];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: msghdr points at buffers that live through the call.
+    let n = unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = cbuf.as_mut_ptr().cast();
+        msg.msg_controllen = cbuf.len();
+        let n = libc::recvmsg(fd.as_raw_fd(), &mut msg, libc::MSG_DONTWAIT);
+        if n > 0 {
+            // The TTL / hop limit from the control messages, when the kernel sent one.
+            let mut ttl = None;
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                let (lvl, ty) = ((*c).cmsg_level, (*c).cmsg_type);
+                if (lvl == libc::IPPROTO_IP && ty == libc::IP_TTL)
+                    || (lvl == libc::IPPROTO_IPV6 && ty == libc::IPV6_HOPLIMIT)
+                {
+                    ttl = Some(*(libc::CMSG_DATA(c) as *const i32) as u8);
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+            Some((n as usize, ttl))
+        } else {
+            None
+        }
+    };
+    let (n, mut ttl) = n?;
+    let mut icmp = &buf[..n];
+    if raw && !v6 {
+        // IPv4 raw sockets deliver the IP header too.
+        let ihl = usize::from(icmp.first()? & 0x0f) * 4;
+        ttl = icmp.get(8).copied();
+        icmp = icmp.get(ihl..)?;
+    }
+    if icmp.len() < 8 {
+        return None;
+    }
+    Some((
+        icmp[0],
+        u16::from_be_bytes([icmp[4], icmp[5]]),
+        u16::from_be_bytes([icmp[6], icmp[7]]),
+        icmp.len(),
+        ttl,
+    ))
+}
+
+/// Runs the pings; `on_reply` sees each reply (or timeout: None) as it happens.
+pub fn run(spec: &PingSpec, on_reply: &mut dyn FnMut(&Reply)) -> Result<PingResult, NetError> {
+    let target = super::resolve(&spec.host, spec.tcp_port.unwrap_or(0), spec.family)?[0];
+    match spec.tcp_port {
+        Some(port) => run_tcp(spec, SocketAddr::new(target.ip(), port), on_reply),
+        None => run_icmp(spec, target.ip(), on_reply),
+    }
+}
+
+/// The address a ping goes to, as resolved (for the banner before the first probe).
+pub fn target(spec: &PingSpec) -> Result<IpAddr, NetError> {
+    Ok(super::resolve(&spec.host, 0, spec.family)?[0].ip())
+}
+
+fn run_icmp(
+    spec: &PingSpec,
+    ip: IpAddr,
+    on_reply: &mut dyn FnMut(&Reply),
+) -> Result<PingResult, NetError> {
+    let v6 = ip.is_ipv6();
+    let (fd, method) = open_icmp(ip)?;
+    let raw = method == Method::IcmpRaw;
+    if v6 {
+        set_int(&fd, libc::IPPROTO_IPV6, libc::IPV6_RECVHOPLIMIT, 1);
+    } else {
+        set_int(&fd, libc::IPPROTO_IP, libc::IP_RECVTTL, 1);
+    }
+    let (sa, len) = sockaddr(SocketAddr::new(ip, 0));
+    let id = (std::process::id() & 0xffff) as u16;
+    let mut sent_at: std::collections::HashMap<u16, (u64, Instant)> = Default::default();
+    let start = Instant::now();
+    let mut transmitted = 0u64;
+    let mut replies = Vec::new();
+    let mut next = start;
+    let mut last_sent = start;
+    loop {
+        let done_sending = spec.count.is_some_and(|c| transmitted >= c);
+        if stop_requested() {
+            break;
+        }
+        if done_sending && (sent_at.is_empty() || last_sent.elapsed() >= spec.timeout) {
+            break;
+        }
+        let now = Instant::now();
+        if !done_sending && now >= next {
+            transmitted += 1;
+            let seq16 = (transmitted & 0xffff) as u16;
+            let pkt = echo_request(v6, id, seq16, spec.size);
+            // SAFETY: sendto reads pkt and the address we built.
+            let rc = unsafe {
+                libc::sendto(
+                    fd.as_raw_fd(),
+                    pkt.as_ptr().cast(),
+                    pkt.len(),
+                    0,
+                    (&sa as *const libc::sockaddr_storage).cast(),
+                    len,
+                )
+            };
+            if rc >= 0 {
+                sent_at.insert(seq16, (transmitted, Instant::now()));
+            }
+            last_sent = Instant::now();
+            next += spec.interval;
+            // Unanswered probes older than the timeout are lost.
+            sent_at.retain(|_, (_, at)| at.elapsed() < spec.timeout.max(spec.interval));
+        }
+        let wait = if done_sending {
+            spec.timeout.saturating_sub(last_sent.elapsed())
+        } else {
+            next.saturating_duration_since(Instant::now())
+        };
+        let Some((ty, rid, seq, bytes, ttl)) = recv_icmp(&fd, v6, raw, wait) else {
+            continue;
+        };
+        let reply_type = if v6 { 129 } else { 0 };
+        // Datagram sockets get only their own replies (the kernel sets the identifier);
+        // raw sockets see every ICMP message, including our own requests on loopback.
+        if ty != reply_type || (raw && rid != id) {
+            continue;
+        }
+        if let Some((n, at)) = sent_at.remove(&seq) {
+            let r = Reply {
+                seq: n,
+                rtt_us: at.elapsed().as_micros() as u64,
+                ttl,
+                bytes,
+                refused: false,
+            };
+            on_reply(&r);
+            replies.push(r);
+        }
+    }
+    Ok(PingResult {
+        target: ip,
+        method,
+        transmitted,
+        replies,
+        elapsed: start.elapsed(),
+        interrupted: stop_requested(),
+    })
+}
+
+fn run_tcp(
+    spec: &PingSpec,
+    addr: SocketAddr,
+    on_reply: &mut dyn FnMut(&Reply),
+) -> Result<PingResult, NetError> {
+    let start = Instant::now();
+    let mut transmitted = 0u64;
+    let mut replies = Vec::new();
+    let mut next = start;
+    while spec.count.is_none_or(|c| transmitted < c) && !stop_requested() {
+        let now = Instant::now();
+        if now < next {
+            std::thread::sleep((next - now).min(Duration::from_millis(50)));
+            continue;
+        }
+        next += spec.interval;
+        transmitted += 1;
+        let t = Instant::now();
+        let s = socket2::Socket::new(
+            socket2::Domain::for_address(addr),
+            socket2::Type::STREAM,
+            Some(socket2::Protocol::TCP),
+        )
+        .map_err(|e| NetError::io("TCP socket", e))?;
+        let outcome = s.connect_timeout(&addr.into(), spec.timeout);
+        let rtt_us = t.elapsed().as_micros() as u64;
+        let refused = match &outcome {
+            Ok(()) => {
+                // Close with RST: no TIME_WAIT left behind per probe.
+                let _ = s.set_linger(Some(Duration::ZERO));
+                false
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => true,
+            Err(_) => continue,
+        };
+        let r = Reply {
+            seq: transmitted,
+            rtt_us,
+            ttl: None,
+            bytes: 0,
+            refused,
+        };
+        on_reply(&r);
+        replies.push(r);
+    }
+    Ok(PingResult {
+        target: addr.ip(),
+        method: Method::Tcp(addr.port()),
+        transmitted,
+        replies,
+        elapsed: start.elapsed(),
+        interrupted: stop_requested(),
+    })
+}
+
+/// iputils' per-reply time: 3 decimals below 1 ms, 2 below 10, 1 below 100, else none.
+pub fn format_time(us: u64) -> String {
+    if us < 1000 {
+        format!("{}.{:03}", us / 1000, us % 1000)
+    } else if us < 10_000 {
+        format!("{:.2}", us as f64 / 1000.0)
+    } else if us < 100_000 {
+        format!("{:.1}", us as f64 / 1000.0)
+    } else {
+        format!("{}", us / 1000)
+    }
+}
+
+/// `%ld.%03ld` of microseconds as milliseconds.
+pub fn ms3(us: u64) -> String {
+    format!("{}.{:03}", us / 1000, us % 1000)
+}
+
+/// C's `%g` (6 significant digits, no trailing zeros) for the loss percentage.
+pub fn g6(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let digits = (5 - v.abs().log10().floor() as i32).max(0) as usize;
+    let s = format!("{v:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// iputils' output: the banner, a line per reply, the two summary lines.
+pub mod text {
+    use super::*;
+
+    pub fn banner(spec: &PingSpec, ip: IpAddr) -> String {
+        let name = if spec.host == ip.to_string() {
+            ip.to_string()
+        } else {
+            spec.host.clone()
+        };
+        match (ip, spec.tcp_port) {
+            (_, Some(port)) => format!("PING {name} ({ip}) TCP port {port}"),
+            (IpAddr::V4(_), None) => {
+                format!(
+                    "PING {name} ({ip}) {}({}) bytes of data.",
+                    spec.size,
+                    spec.size + 28
+                )
+            }
+            (IpAddr::V6(_), None) => format!("PING {name}({ip}) {} data bytes", spec.size),
+        }
+    }
+
+    pub fn reply(spec: &PingSpec, ip: IpAddr, r: &Reply) -> String {
+        let from = if spec.host == ip.to_string() {
+            ip.to_string()
+        } else {
+            format!("{} ({ip})", spec.host)
+        };
+        match spec.tcp_port {
+            Some(port) => format!(
+                "{}from {from} port {port}: tcp_seq={} time={} ms",
+                if r.refused { "refused " } else { "connected " },
+                r.seq,
+                format_time(r.rtt_us)
+            ),
+            None => {
+                let ttl = r.ttl.map(|t| format!(" ttl={t}")).unwrap_or_default();
+                format!(
+                    "{} bytes from {from}: icmp_seq={}{ttl} time={} ms",
+                    r.bytes,
+                    r.seq,
+                    format_time(r.rtt_us)
+                )
+            }
+        }
+    }
+
+    pub fn summary(spec: &PingSpec, r: &PingResult) -> String {
+        let mut s = format!("\n--- {} ping statistics ---\n", spec.host);
+        s += &format!(
+            "{} packets transmitted, {} received, {}% packet loss, time {}ms\n",
+            r.transmitted,
+            r.received(),
+            g6(r.loss_percent()),
+            r.elapsed.as_millis()
+        );
+        if let Some(st) = r.stats() {
+            s += &format!(
+                "rtt min/avg/max/mdev = {}/{}/{}/{} ms\n",
+                ms3(st.min_us),
+                ms3(st.avg_us),
+                ms3(st.max_us),
+                ms3(st.mdev_us)
+            );
+        }
+        s
+    }
+}
+
+/// The run as the one result model (`hostbench ping --json`).
+pub fn to_outcome(spec: &PingSpec, r: &PingResult) -> crate::model::Outcome {
+    use crate::measure::histogram::{Histogram, Layout};
+    use crate::model::{Latency, Metric, Outcome, Percentile, STANDARD_PERCENTILES, Unit};
+    let spec_json = serde_json::json!({
+        "host": spec.host, "target": r.target.to_string(), "count": spec.count,
+        "interval_s": spec.interval.as_secs_f64(), "timeout_s": spec.timeout.as_secs_f64(),
+        "size": spec.size, "method": r.method, "mode": r.method.describe(),
+    });
+    let mut o = Outcome::new("ping", spec_json, crate::host::HostInfo::detect());
+    o.elapsed_s = r.elapsed.as_secs_f64();
+    o.interrupted = r.interrupted;
+    o.push(Metric::new(
+        "packets_transmitted",
+        r.transmitted as f64,
+        Unit::Count,
+    ));
+    o.push(Metric::new(
+        "packets_received",
+        r.received() as f64,
+        Unit::Count,
+    ));
+    let mut loss = Metric::new("loss_ratio", r.loss_percent() / 100.0, Unit::Ratio);
+    loss.better = crate::model::Better::Lower;
+    o.push(loss);
+    if let Some(s) = r.stats() {
+        for (name, us) in [
+            ("rtt_min", s.min_us),
+            ("rtt_avg", s.avg_us),
+            ("rtt_max", s.max_us),
+            ("rtt_mdev", s.mdev_us),
+        ] {
+            o.push(Metric::new(name, us as f64 * 1e3, Unit::Nanoseconds));
+        }
+        let mut h = Histogram::new(Layout::NATIVE);
+        for rep in &r.replies {
+            h.record(rep.rtt_us as f64 * 1e3);
+        }
+        let sum: f64 = r.replies.iter().map(|x| x.rtt_us as f64 * 1e3).sum();
+        o.latency = Some(Latency {
+            count: r.received(),
+            min_ns: s.min_us as f64 * 1e3,
+            mean_ns: sum / r.received().max(1) as f64,
+            max_ns: s.max_us as f64 * 1e3,
+            sum_ns: sum,
+            percentiles: STANDARD_PERCENTILES
+                .iter()
+                .map(|&p| Percentile {
+                    p,
+                    ns: h.percentile_ns(p).unwrap_or(0.0),
+                })
+                .collect(),
+            layout: h.layout,
+            buckets: h.nonempty().collect(),
+        });
+    }
+    o.note(format!("method: {}", r.method.describe()));
+    if let Method::Tcp(_) = r.method {
+        o.note("TCP connect time measures the handshake, including the peer's accept path");
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_as_iputils_computes_them() {
+        // From the reference's run: 0.040/0.194/0.570/0.199 ms for five replies.
+        let s = stats(&[40, 570, 120, 130, 110]).unwrap();
+        assert_eq!((s.min_us, s.max_us, s.avg_us), (40, 570, 194));
+        // mdev: isqrt(sum2/n - avg^2) in integer µs.
+        let sum2: u128 = [40u128, 570, 120, 130, 110].iter().map(|x| x * x).sum();
+        assert_eq!(u128::from(s.mdev_us), isqrt(sum2 / 5 - 194 * 194));
+        assert_eq!(stats(&[]), None);
+        assert_eq!(stats(&[7]).unwrap().mdev_us, 0);
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(format_time(89), "0.089");
+        assert_eq!(format_time(1234), "1.23");
+        assert_eq!(format_time(12345), "12.3");
+        assert_eq!(format_time(123456), "123");
+        assert_eq!(ms3(194), "0.194");
+        assert_eq!(g6(0.0), "0");
+        assert_eq!(g6(20.0), "20");
+        assert_eq!(g6(100.0 / 3.0), "33.3333");
+    }
+
+    #[test]
+    fn echo_request_checksums_to_zero() {
+        let p = echo_request(false, 0x1234, 7, 56);
+        assert_eq!(p.len(), 64);
+        assert_eq!(checksum(&p), 0);
+        assert_eq!(&p[4..8], &[0x12, 0x34, 0, 7]);
+    }
+
+    #[test]
+    fn tcp_ping_to_a_refused_and_an_open_port() {
+        let open = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let spec = |port| PingSpec {
+            host: "127.0.0.1".into(),
+            family: Family::V4,
+            count: Some(3),
+            interval: Duration::from_millis(20),
+            timeout: Duration::from_secs(1),
+            size: 56,
+            tcp_port: Some(port),
+        };
+        let r = run(&spec(open.local_addr().unwrap().port()), &mut |_| {}).unwrap();
+        assert_eq!((r.transmitted, r.received()), (3, 3));
+        assert!(r.replies.iter().all(|x| !x.refused));
+        drop(open);
+    }
+}

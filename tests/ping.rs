@@ -1,0 +1,174 @@
+//! `hostbench ping` (the ping personality): iputils' lines and summary arithmetic.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+/// Microseconds from iputils' `time=` text (`0.089`, `1.23`, `12.3`, `123`).
+fn us(ms: &str) -> u64 {
+    (ms.parse::<f64>().unwrap() * 1000.0).round() as u64
+}
+
+fn isqrt(v: u128) -> u128 {
+    let mut x = (v as f64).sqrt() as u128;
+    while x * x > v {
+        x -= 1;
+    }
+    while (x + 1) * (x + 1) <= v {
+        x += 1;
+    }
+    x
+}
+
+/// Checks the summary against the per-reply lines with iputils' integer arithmetic.
+fn check_summary(out: &str, sent: u64) {
+    let times: Vec<u64> = out
+        .lines()
+        .filter_map(|l| l.split("time=").nth(1))
+        .map(|t| us(t.trim_end_matches(" ms")))
+        .collect();
+    let summary = out
+        .lines()
+        .find(|l| l.contains("packets transmitted"))
+        .unwrap_or_else(|| panic!("no summary in {out}"));
+    assert!(
+        summary.starts_with(&format!(
+            "{sent} packets transmitted, {} received, ",
+            times.len()
+        )),
+        "{summary}"
+    );
+    let rtt = out
+        .lines()
+        .find(|l| l.starts_with("rtt min/avg/max/mdev = "))
+        .unwrap();
+    let nums: Vec<u64> = rtt["rtt min/avg/max/mdev = ".len()..]
+        .trim_end_matches(" ms")
+        .split('/')
+        .map(us)
+        .collect();
+    // Sub-millisecond replies are printed to the microsecond, so this is exact.
+    if times.iter().all(|&t| t < 1000) {
+        let n = times.len() as u128;
+        let sum: u128 = times.iter().map(|&t| t as u128).sum();
+        let sum2: u128 = times.iter().map(|&t| (t as u128) * (t as u128)).sum();
+        let avg = sum / n;
+        assert_eq!(nums[0], *times.iter().min().unwrap(), "{out}");
+        assert_eq!(nums[1] as u128, avg, "{out}");
+        assert_eq!(nums[2], *times.iter().max().unwrap(), "{out}");
+        assert_eq!(nums[3] as u128, isqrt(sum2 / n - avg * avg), "{out}");
+    }
+}
+
+#[test]
+fn icmp_ping_on_loopback() {
+    let t = Instant::now();
+    let o = common::run(&["ping", "-c", "4", "-i", "0.05", "127.0.0.1"]);
+    let err = common::stderr(&o);
+    if err.contains("ICMP is not allowed") {
+        eprintln!("skipped: no ICMP socket here ({err})");
+        return;
+    }
+    let out = common::stdout(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(t.elapsed() < Duration::from_secs(10));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "PING 127.0.0.1 (127.0.0.1) 56(84) bytes of data.");
+    assert!(
+        lines[1].starts_with("64 bytes from 127.0.0.1: icmp_seq=1 ttl=64 time="),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n--- 127.0.0.1 ping statistics ---\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("4 packets transmitted, 4 received, 0% packet loss, time "),
+        "{out}"
+    );
+    check_summary(&out, 4);
+
+    // -s and -q.
+    let o = common::run(&[
+        "ping",
+        "-c",
+        "2",
+        "-i",
+        "0.05",
+        "-s",
+        "100",
+        "-q",
+        "127.0.0.1",
+    ]);
+    let out = common::stdout(&o);
+    assert!(
+        out.starts_with("PING 127.0.0.1 (127.0.0.1) 100(128) bytes of data.\n\n---"),
+        "{out}"
+    );
+
+    // IPv6, when the host has it.
+    let o = common::run(&["ping", "-6", "-c", "2", "-i", "0.05", "::1"]);
+    if o.status.success() {
+        let out = common::stdout(&o);
+        assert!(out.starts_with("PING ::1(::1) 56 data bytes\n"), "{out}");
+        check_summary(&out, 2);
+    }
+
+    // JSON.
+    let o = common::run(&["ping", "-c", "3", "-i", "0.05", "127.0.0.1", "--json"]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["workload"], "ping");
+    let get = |n: &str| {
+        j["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == n)
+            .unwrap()["value"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(get("packets_received"), 3.0);
+    assert!(get("rtt_min") <= get("rtt_avg") && get("rtt_avg") <= get("rtt_max"));
+}
+
+#[test]
+fn tcp_ping_open_and_refused() {
+    let open = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = open.local_addr().unwrap().port().to_string();
+    let o = common::run(&["ping", "--tcp", &port, "-c", "3", "-i", "0.05", "127.0.0.1"]);
+    let out = common::stdout(&o);
+    assert!(o.status.success(), "{out}");
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.starts_with("connected from"))
+            .count(),
+        3,
+        "{out}"
+    );
+    check_summary(&out, 3);
+    drop(open);
+    let o = common::run(&["ping", "--tcp", &port, "-c", "2", "-i", "0.05", "127.0.0.1"]);
+    let out = common::stdout(&o);
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.starts_with("refused from"))
+            .count(),
+        2,
+        "{out}"
+    );
+}
+
+#[test]
+fn bad_input_exits_2() {
+    for args in [
+        vec!["ping"],
+        vec!["ping", "-c", "0", "127.0.0.1"],
+        vec!["ping", "-c", "x", "127.0.0.1"],
+        vec!["ping", "-i", "0.0001", "127.0.0.1"],
+        vec!["ping", "-c", "1", "no-such-host.invalid"],
+    ] {
+        let o = common::run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", common::stderr(&o));
+    }
+}

@@ -11,6 +11,7 @@ pub mod model;
 pub mod net;
 pub mod progress;
 pub mod report;
+pub mod store;
 pub mod suite;
 pub mod units;
 pub mod workload;

@@ -224,6 +224,7 @@ fn throttled_device_measures_its_limit() {
         );
         let out = std::process::Command::new("sh")
             .args(["-c", &script])
+            .env("XDG_DATA_HOME", data_home())
             .output()
             .unwrap();
         std::fs::write(cg.join(limit_file), format!("{dev} 0")).unwrap();

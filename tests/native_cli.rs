@@ -61,8 +61,8 @@ fn cpu_human_output_is_a_table() {
     let text = stdout(&out);
     assert!(text.contains("events per second"), "{text}");
     assert!(text.contains("latency per event"), "{text}");
-    // Progress goes to a terminal only: nothing on a pipe.
-    assert_eq!(stderr(&out), "");
+    // Progress goes to a terminal only: nothing on a pipe but where the run was saved.
+    assert_eq!(stderr(&out), "saved as run 1\n");
 }
 
 #[test]

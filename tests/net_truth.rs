@@ -150,6 +150,8 @@ impl Topology {
         let mut c = Command::new("ip");
         c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_hostbench")]);
         c.args(args);
+        // Runs are saved in a directory of the test's own, never the user's.
+        c.env("XDG_DATA_HOME", common::data_home());
         c
     }
 

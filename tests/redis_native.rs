@@ -2,15 +2,16 @@
 //! it writes, how it fails, and the coordinated-omission truth test (a paused server
 //! shows in the corrected p99 and hides from the uncorrected one).
 
+mod common;
 mod redis_server;
 
 use redis_server::RedisServer;
 use serde_json::Value;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn spawn(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_hostbench"))
+    common::hostbench()
         .arg("redis")
         .args(args)
         .stdout(Stdio::piped())

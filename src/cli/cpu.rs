@@ -1,3 +1,4 @@
+use super::save::SaveArgs;
 use super::{CliError, LoopArgs, finished, parse_thread_count};
 use crate::measure::histogram::Layout;
 use crate::measure::runner::RunOptions;
@@ -18,6 +19,8 @@ pub struct CpuArgs {
     max_prime: u64,
     #[command(flatten)]
     limits: LoopArgs,
+    #[command(flatten)]
+    save: SaveArgs,
     /// Print the result as JSON (schema: docs/json.md).
     #[arg(long)]
     json: bool,
@@ -63,6 +66,7 @@ pub fn execute(args: CpuArgs) -> Result<ExitCode, CliError> {
             ));
         }
     };
+    args.save.check()?;
     let outcome = cpu::run(&spec, &progress)?;
     progress.finish();
     if args.json {
@@ -70,5 +74,7 @@ pub fn execute(args: CpuArgs) -> Result<ExitCode, CliError> {
     } else {
         print!("{}", report::text::outcome(&outcome));
     }
+    args.save
+        .save("cpu", None, std::slice::from_ref(&outcome))?;
     Ok(finished(outcome.interrupted))
 }

@@ -1,3 +1,4 @@
+use super::save::SaveArgs;
 use super::{CliError, finished, parse_duration, parse_size};
 use crate::progress::{Expect, Progress};
 use crate::report;
@@ -55,6 +56,8 @@ pub struct DiskArgs {
     json: bool,
     #[command(flatten)]
     expect: super::ExpectArgs,
+    #[command(flatten)]
+    save: SaveArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -165,6 +168,7 @@ pub fn execute(args: DiskArgs) -> Result<ExitCode, CliError> {
     let spec = args.spec()?;
     spec.validate()?;
     let promise = args.expect.promise()?;
+    args.save.check()?;
     let per_test = spec
         .tests
         .iter()
@@ -208,6 +212,7 @@ pub fn execute(args: DiskArgs) -> Result<ExitCode, CliError> {
             print!("\n{text}");
         }
     }
+    args.save.save("disk", None, &outcomes)?;
     if verdict.as_ref().is_some_and(|v| !v.2) && !interrupted {
         return Ok(ExitCode::from(1));
     }
@@ -246,7 +251,7 @@ fn summary_rows(outcomes: &[crate::model::Outcome]) -> Vec<[String; 7]> {
     rows
 }
 
-fn summary_table(outcomes: &[crate::model::Outcome]) -> String {
+pub(super) fn summary_table(outcomes: &[crate::model::Outcome]) -> String {
     let mut t = Table::new(
         &["test", "op", "IOPS", "throughput", "p50", "p99", "p99.9"],
         &[false, false, true, true, true, true, true],

@@ -1,3 +1,4 @@
+use super::save::SaveArgs;
 use super::{CliError, LoopArgs, finished, parse_size, parse_thread_count};
 use crate::measure::histogram::Layout;
 use crate::measure::runner::RunOptions;
@@ -58,6 +59,8 @@ pub struct MemoryArgs {
 
     #[command(flatten)]
     limits: LoopArgs,
+    #[command(flatten)]
+    save: SaveArgs,
     /// Print the result as JSON (schema: docs/json.md).
     #[arg(long)]
     json: bool,
@@ -130,6 +133,7 @@ impl MemoryArgs {
 pub fn execute(args: MemoryArgs) -> Result<ExitCode, CliError> {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mode = args.resolve_mode()?;
+    args.save.check()?;
     let outcome = match mode {
         Mode::Block => {
             let time = match args.limits.time {
@@ -215,5 +219,7 @@ pub fn execute(args: MemoryArgs) -> Result<ExitCode, CliError> {
     } else {
         print!("{}", report::text::outcome(&outcome));
     }
+    args.save
+        .save("memory", None, std::slice::from_ref(&outcome))?;
     Ok(finished(outcome.interrupted))
 }

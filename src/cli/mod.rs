@@ -2,8 +2,10 @@
 //! `--json` everywhere. Arguments become a validated workload spec; outcomes go to
 //! `report`. No measurement logic lives here.
 
+mod compare;
 mod cpu;
 mod disk;
+mod history;
 mod index;
 mod limits;
 mod memory;
@@ -11,6 +13,7 @@ mod net;
 mod redis;
 mod report;
 mod run;
+mod save;
 
 use crate::workload::SpecError;
 use clap::{Args, Parser, Subcommand};
@@ -52,6 +55,14 @@ enum Command {
     Net(net::NetArgs),
     /// UnixBench-style system index: UnixBench 5.1.3's twelve tests and baselines, reimplemented.
     Index(index::IndexArgs),
+    /// Stored runs: filter by host, label, workload and date.
+    History(history::HistoryArgs),
+    /// One stored run, as its command printed it (or --json).
+    Show(history::ShowArgs),
+    /// Stored runs as JSON or CSV, to stdout or a file.
+    Export(history::ExportArgs),
+    /// Stored runs, hosts or labels side by side: ratios ("2.18x faster"), mean ± σ, per-area geometric mean.
+    Compare(compare::CompareArgs),
 }
 
 /// Options every event-loop command shares.
@@ -123,6 +134,8 @@ pub enum CliError {
     Spec(#[from] SpecError),
     #[error("{0}")]
     Usage(String),
+    #[error("{0}")]
+    Store(#[from] crate::store::StoreError),
 }
 
 impl CliError {
@@ -168,6 +181,10 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Redis(a) => redis::execute(a),
         Command::Net(a) => net::execute(a),
         Command::Index(a) => index::execute(a),
+        Command::History(a) => history::history(a),
+        Command::Show(a) => history::show(a),
+        Command::Export(a) => history::export(a),
+        Command::Compare(a) => compare::execute(a),
     };
     match result {
         Ok(code) => code,

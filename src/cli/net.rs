@@ -1,5 +1,6 @@
 //! `hostbench net serve` and `hostbench net <TEST> <HOST>`.
 
+use super::save::SaveArgs;
 use super::{CliError, finished, parse_duration, parse_size};
 use crate::net::client::{self, ClientSpec};
 use crate::net::protocol::{Limits, TestRequest};
@@ -120,6 +121,8 @@ pub struct ClientArgs {
     /// Print the result as JSON (schema: docs/json.md).
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    save: SaveArgs,
 }
 
 fn parse_test(s: &str) -> Result<TestKind, String> {
@@ -237,6 +240,7 @@ fn client_spec(a: &ClientArgs) -> Result<ClientSpec, CliError> {
 
 fn run_client(a: ClientArgs) -> Result<ExitCode, CliError> {
     let spec = client_spec(&a)?;
+    a.save.check()?;
     let test = spec.request.test;
     let json = a.json;
     let on_interval = |i: &crate::net::protocol::IntervalReport| {
@@ -271,5 +275,6 @@ fn run_client(a: ClientArgs) -> Result<ExitCode, CliError> {
     } else {
         print!("{}", outcome::text(&o));
     }
+    a.save.save("net", None, std::slice::from_ref(&o))?;
     Ok(finished(o.interrupted))
 }

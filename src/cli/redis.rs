@@ -2,6 +2,7 @@
 //! distributions, value-size ranges, sliding-window pipelining and an open-loop
 //! fixed-rate mode whose latency is corrected for coordinated omission.
 
+use super::save::SaveArgs;
 use super::{CliError, finished, parse_duration};
 use crate::host::HostInfo;
 use crate::measure::cputime::CpuTime;
@@ -22,6 +23,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Args)]
+// `--db` is the Redis database number here; the results database is `--results-db`.
+#[command(mut_arg("results_db", |a| a.long("results-db")))]
 pub struct RedisArgs {
     /// Server host.
     #[arg(long, default_value = "127.0.0.1")]
@@ -90,6 +93,8 @@ pub struct RedisArgs {
     /// Print the result as JSON (schema: docs/json.md), with the full histogram.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    save: SaveArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -304,6 +309,7 @@ fn parse_rate(s: &str) -> Result<f64, CliError> {
 
 pub fn execute(args: RedisArgs) -> Result<ExitCode, CliError> {
     let spec = args.spec()?;
+    args.save.check()?;
     if let Err(why) = crate::workload::redis::conn::raise_fd_limit(
         (spec.connections + spec.threads * 2 + 16) as u64,
     ) {
@@ -344,9 +350,11 @@ pub fn execute(args: RedisArgs) -> Result<ExitCode, CliError> {
         print!("{}", human(&o, &spec));
     }
     if let Some(e) = result.error {
-        eprintln!("hostbench: error: {e}; the results above are partial");
+        // A failed run is not kept: it would be compared as if it were a measurement.
+        eprintln!("hostbench: error: {e}; the results above are partial (not saved)");
         return Ok(ExitCode::from(1));
     }
+    args.save.save("redis", None, std::slice::from_ref(&o))?;
     Ok(finished(result.interrupted))
 }
 

@@ -1,3 +1,4 @@
+use super::save::SaveArgs;
 use super::{CliError, finished};
 use crate::measure::stop_requested;
 use crate::progress::{Expect, Progress};
@@ -20,11 +21,14 @@ pub struct RunArgs {
     #[arg(long)]
     json: bool,
     #[command(flatten)]
+    save: SaveArgs,
+    #[command(flatten)]
     expect: super::ExpectArgs,
 }
 
 pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
     let promise = args.expect.promise()?;
+    args.save.check()?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let steps = plan(&Options {
         profile: args.profile,
@@ -81,6 +85,8 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
             print!("\n{text}");
         }
     }
+    let profile = format!("{:?}", args.profile).to_lowercase();
+    args.save.save("run", Some(&profile), &outcomes)?;
     if failed || verdict.as_ref().is_some_and(|v| !v.2) {
         return Ok(ExitCode::from(1));
     }

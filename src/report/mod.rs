@@ -1,6 +1,8 @@
 //! Renderers of the result model. One output format, one file; a workload never
 //! touches a renderer.
 
+pub mod compare;
+pub mod csv;
 pub mod html;
 pub mod json;
 pub mod table;

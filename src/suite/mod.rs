@@ -1,3 +1,4 @@
-//! Orchestration: the main job (`hostbench run`) and, later, soak, compare and limits.
+//! Orchestration: the main job (`hostbench run`), compare and, later, soak and limits.
 
+pub mod compare;
 pub mod run;

@@ -1,9 +1,40 @@
 #![allow(dead_code)]
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Once;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// hostbench with a data directory of its own (XDG_DATA_HOME), so the runs tests make
+/// are saved there and never in the user's results database.
 pub fn hostbench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_hostbench"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_hostbench"));
+    c.env("XDG_DATA_HOME", data_home());
+    c
+}
+
+/// A fresh directory under cargo's test scratch space for each call; those left by
+/// earlier test processes are removed on the first call.
+pub fn data_home() -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    static CLEAN: Once = Once::new();
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data");
+    CLEAN.call_once(|| {
+        for entry in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let pid = name.split('-').next().unwrap_or("");
+            if !Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    });
+    let dir = root.join(format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("test data directory");
+    dir
 }
 
 pub fn run(args: &[&str]) -> Output {

@@ -1,0 +1,411 @@
+//! `hostbench history`, `show` and `export`: reading the results store.
+
+use super::CliError;
+use super::save::DbArg;
+use crate::model::{Outcome, SCHEMA_VERSION};
+use crate::report;
+use crate::report::table::Table;
+use crate::store::{self, Labels, Location, RunFilter, RunInfo, Store, StoredRun};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Which runs: the filters `history` and `export` share.
+#[derive(Debug, Args, Clone, Default)]
+pub struct FilterArgs {
+    /// Runs on this host (its hostname, exactly).
+    #[arg(long, value_name = "NAME")]
+    host: Option<String>,
+    /// Runs with this label (repeatable: all must match).
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label)]
+    labels: Vec<(String, String)>,
+    /// Runs that measured this workload: cpu, memory, disk, net, redis, index, ...
+    #[arg(long, value_name = "NAME")]
+    workload: Option<String>,
+    /// Runs started on or after this time: YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], UTC.
+    #[arg(long, value_name = "DATE", value_parser = parse_since)]
+    since: Option<String>,
+    /// Runs started on or before this time (a bare date includes its whole day).
+    #[arg(long, value_name = "DATE", value_parser = parse_until)]
+    until: Option<String>,
+    /// Only the newest N of the runs that match.
+    #[arg(long, value_name = "N")]
+    last: Option<usize>,
+}
+
+fn parse_label(s: &str) -> Result<(String, String), String> {
+    store::parse_label(s)
+}
+
+fn parse_since(s: &str) -> Result<String, String> {
+    store::parse_when(s, false)
+}
+
+fn parse_until(s: &str) -> Result<String, String> {
+    store::parse_when(s, true)
+}
+
+impl FilterArgs {
+    fn filter(&self) -> RunFilter {
+        RunFilter {
+            host: self.host.clone(),
+            labels: self.labels.iter().cloned().collect::<Labels>(),
+            workload: self.workload.clone(),
+            since: self.since.clone(),
+            until: self.until.clone(),
+            ids: Vec::new(),
+            last: self.last,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    #[command(flatten)]
+    filter: FilterArgs,
+    #[command(flatten)]
+    db: DbArg,
+    /// Print the runs as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The run: its id (from `hostbench history`), or `last`.
+    #[arg(value_name = "RUN")]
+    run: String,
+    #[command(flatten)]
+    db: DbArg,
+    /// Print the stored run as JSON: its outcomes exactly as the command's --json printed them.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// One document with every run and all its outcomes (histograms and series included).
+    Json,
+    /// One row per metric, for spreadsheets.
+    Csv,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    filter: FilterArgs,
+    /// Only these runs (repeatable), on top of the filters.
+    #[arg(long = "run", value_name = "ID")]
+    runs: Vec<i64>,
+    #[arg(long, value_enum, default_value = "json")]
+    format: Format,
+    /// Write to FILE (replaced whole, never left half-written) instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    db: DbArg,
+}
+
+/// Opens the store to read; None (after saying so) when nothing was saved there yet.
+pub(super) fn open_to_read(db: &DbArg) -> Result<Option<Box<dyn Store>>, CliError> {
+    let location = db.location()?;
+    let store = store::open_existing(&location)?;
+    if store.is_none() {
+        eprintln!(
+            "hostbench: no results database at {} yet: native commands (cpu, memory, disk, redis, run, ...) save their runs there",
+            location.display()
+        );
+    }
+    Ok(store)
+}
+
+#[derive(Serialize)]
+struct HistoryDoc<'a> {
+    schema_version: u32,
+    database: String,
+    runs: &'a [RunInfo],
+}
+
+pub fn history(args: HistoryArgs) -> Result<ExitCode, CliError> {
+    let store = open_to_read(&args.db)?;
+    let runs = match &store {
+        Some(s) => s.list(&args.filter.filter())?,
+        None => Vec::new(),
+    };
+    if args.json {
+        let doc = HistoryDoc {
+            schema_version: SCHEMA_VERSION,
+            database: args.db.location()?.display(),
+            runs: &runs,
+        };
+        print_stdout(&(serde_json::to_string_pretty(&doc).expect("a history serialises") + "\n"));
+        return Ok(ExitCode::SUCCESS);
+    }
+    if runs.is_empty() {
+        if store.is_some() {
+            eprintln!("hostbench: no stored run matches");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = Table::new(
+        &[
+            "run",
+            "started (UTC)",
+            "host",
+            "command",
+            "workloads",
+            "labels",
+            "headline",
+        ],
+        &[true, false, false, false, false, false, false],
+    );
+    for r in &runs {
+        let mut command = r.command.clone();
+        if let Some(p) = &r.profile {
+            command += &format!(" ({p})");
+        }
+        if r.interrupted {
+            command += " [interrupted]";
+        }
+        t.row(vec![
+            r.id.to_string(),
+            r.started_at
+                .replace('T', " ")
+                .trim_end_matches('Z')
+                .to_string(),
+            r.host.hostname.clone(),
+            command,
+            r.workloads.join(","),
+            labels_text(&r.labels),
+            r.headline.as_ref().map(headline).unwrap_or_default(),
+        ]);
+    }
+    print_stdout(&t.render(""));
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn labels_text(labels: &Labels) -> String {
+    labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn headline(m: &crate::model::Metric) -> String {
+    let mut s = report::metric_label(&m.name);
+    if let Some(v) = &m.variant {
+        s += &format!(" {v}");
+    }
+    s += &format!(" {}", report::format_value(m));
+    if let Some(t) = m.threads {
+        s += &format!(" ({t} thr)");
+    }
+    s
+}
+
+/// A run by id or `last`; an unknown one names the way to find a real one.
+pub(super) fn load_run(store: &dyn Store, which: &str) -> Result<StoredRun, CliError> {
+    let id = if which == "last" {
+        let newest = store.list(&RunFilter {
+            last: Some(1),
+            ..RunFilter::default()
+        })?;
+        newest
+            .first()
+            .map(|r| r.id)
+            .ok_or_else(|| CliError::Usage(format!("{}: no runs stored yet", store.location())))?
+    } else {
+        which.parse::<i64>().map_err(|_| {
+            CliError::Usage(format!(
+                "'{which}' is not a run: give a run id from `hostbench history`, or `last`"
+            ))
+        })?
+    };
+    store.load(id)?.ok_or_else(|| {
+        CliError::Usage(format!(
+            "no run {id} in {}: `hostbench history` lists the stored runs",
+            store.location()
+        ))
+    })
+}
+
+pub fn show(args: ShowArgs) -> Result<ExitCode, CliError> {
+    if args.run != "last" && args.run.parse::<i64>().is_err() {
+        return Err(CliError::Usage(format!(
+            "'{}' is not a run: give a run id from `hostbench history`, or `last`",
+            args.run
+        )));
+    }
+    let location = args.db.location()?;
+    let Some(store) = store::open_existing(&location)? else {
+        return Err(CliError::Usage(format!(
+            "no run {} in {}: no results database there yet",
+            args.run,
+            location.display()
+        )));
+    };
+    let run = load_run(store.as_ref(), &args.run)?;
+    if args.json {
+        print_stdout(
+            &(serde_json::to_string_pretty(&run).expect("a stored run serialises") + "\n"),
+        );
+    } else {
+        print_stdout(&human_run(&run));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The run as its command printed it, under a line saying which run it is.
+fn human_run(run: &StoredRun) -> String {
+    let r = &run.info;
+    let mut out = format!("run {} · hostbench {}", r.id, r.command);
+    if let Some(p) = &r.profile {
+        out += &format!(" --profile {p}");
+    }
+    out += &format!(" · started {} · saved {}", r.started_at, r.saved_at);
+    if !r.labels.is_empty() {
+        out += &format!(" · {}", labels_text(&r.labels));
+    }
+    out += "\n\n";
+    for o in &run.outcomes {
+        out += &report::text::outcome(o);
+        out.push('\n');
+    }
+    let disk: Vec<Outcome> = run
+        .outcomes
+        .iter()
+        .filter(|o| o.workload == "disk")
+        .cloned()
+        .collect();
+    if !disk.is_empty() && r.command == "disk" {
+        out += &super::disk::summary_table(&disk);
+    }
+    if r.command == "run" {
+        let mut t = Table::new(&["area", "result", "verdict"], &[false, false, false]);
+        for line in crate::suite::run::summarise(&run.outcomes) {
+            t.row(vec![line.area, line.headline, line.verdict]);
+        }
+        out += &format!(
+            "Summary ({} profile)\n",
+            r.profile.as_deref().unwrap_or("?")
+        );
+        out += &t.render("  ");
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct ExportDoc<'a> {
+    schema_version: u32,
+    runs: &'a [StoredRun],
+}
+
+pub fn export(args: ExportArgs) -> Result<ExitCode, CliError> {
+    let location = args.db.location()?;
+    if let (Some(out), Location::Sqlite { path: db, .. }) = (&args.output, &location)
+        && same_file(out, db)
+    {
+        return Err(CliError::Usage(format!(
+            "--output {} is the results database itself: write the export to another file",
+            out.display()
+        )));
+    }
+    let mut runs = Vec::new();
+    if let Some(store) = open_to_read(&args.db)? {
+        let mut filter = args.filter.filter();
+        filter.ids = args.runs.clone();
+        for info in store.list(&filter)? {
+            if let Some(run) = store.load(info.id)? {
+                runs.push(run);
+            }
+        }
+        if let Some(missing) = args
+            .runs
+            .iter()
+            .find(|id| !runs.iter().any(|r| r.info.id == **id))
+        {
+            return Err(CliError::Usage(format!(
+                "--run {missing}: no such run in {} (or the other filters leave it out): `hostbench history` lists the runs",
+                store.location()
+            )));
+        }
+    }
+    let text = match args.format {
+        Format::Json => {
+            let doc = ExportDoc {
+                schema_version: SCHEMA_VERSION,
+                runs: &runs,
+            };
+            serde_json::to_string_pretty(&doc).expect("an export serialises") + "\n"
+        }
+        Format::Csv => report::csv::runs(&runs),
+    };
+    match &args.output {
+        None => print_stdout(&text),
+        Some(path) => {
+            write_atomically(path, text.as_bytes()).map_err(|e| {
+                CliError::Usage(format!(
+                    "--output {}: cannot write it ({e}); check the directory exists and is writable",
+                    path.display()
+                ))
+            })?;
+            let plural = if runs.len() == 1 { "" } else { "s" };
+            eprintln!("exported {} run{plural} to {}", runs.len(), path.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes a report to stdout; a closed pipe (`| head`) ends it quietly, as for any filter.
+pub(super) fn print_stdout(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush());
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Writes a temporary file beside `path`, syncs it and renames it over `path`, so a
+/// reader sees the old file or the new one, never half of one.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    if path.is_dir() {
+        return Err(std::io::Error::other("it is a directory"));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("no file name"))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        // The rename is durable once the directory is synced.
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

@@ -1,0 +1,87 @@
+//! The one hook through which every native command keeps its results: flatten
+//! `SaveArgs` into the command's arguments, call `check()` before measuring (a bad
+//! `--db` fails before minutes of work) and `save()` with the outcomes afterwards.
+
+use super::CliError;
+use crate::model::Outcome;
+use crate::store::{self, Labels, Location, NewRun};
+use clap::Args;
+
+/// `--db PATH`: where results are kept (commands that save and commands that read).
+#[derive(Debug, Args, Clone, Default)]
+pub struct DbArg {
+    /// Results database [default: $XDG_DATA_HOME/hostbench/results.db, else
+    /// ~/.local/share/hostbench/results.db].
+    #[arg(long = "db", id = "results_db", value_name = "PATH")]
+    pub db: Option<String>,
+}
+
+impl DbArg {
+    pub fn location(&self) -> Result<Location, CliError> {
+        Ok(Location::resolve(self.db.as_deref())?)
+    }
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct SaveArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Label the saved run, e.g. --label provider=aws --label type=c6i.large (repeatable);
+    /// `history`, `export` and `compare label:provider=aws` select runs by label.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label)]
+    pub labels: Vec<(String, String)>,
+    /// Do not save this run in the results database.
+    #[arg(long)]
+    pub no_save: bool,
+}
+
+fn parse_label(s: &str) -> Result<(String, String), String> {
+    store::parse_label(s)
+}
+
+impl SaveArgs {
+    fn labels(&self) -> Result<Labels, CliError> {
+        let mut labels = Labels::new();
+        for (k, v) in &self.labels {
+            if let Some(old) = labels.insert(k.clone(), v.clone()) {
+                return Err(CliError::Usage(format!(
+                    "--label {k} is given twice ({old} and {v}): give each key once"
+                )));
+            }
+        }
+        Ok(labels)
+    }
+
+    /// Before measuring: the labels parse and the database opens (created or migrated).
+    pub fn check(&self) -> Result<(), CliError> {
+        self.labels()?;
+        if self.no_save {
+            return Ok(());
+        }
+        store::open(&self.db.location()?)?;
+        Ok(())
+    }
+
+    /// Saves the outcomes as one run and says so on stderr (stdout stays the report or
+    /// the JSON). `profile` is `hostbench run`'s. Nothing measured, nothing saved.
+    pub fn save(
+        &self,
+        command: &str,
+        profile: Option<&str>,
+        outcomes: &[Outcome],
+    ) -> Result<Option<i64>, CliError> {
+        if self.no_save || outcomes.is_empty() {
+            return Ok(None);
+        }
+        let labels = self.labels()?;
+        let mut db = store::open(&self.db.location()?)?;
+        let id = db.save(&NewRun {
+            command,
+            labels: &labels,
+            profile,
+            outcomes,
+        })?;
+        eprintln!("saved as run {id}");
+        Ok(Some(id))
+    }
+}

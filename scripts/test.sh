@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs hostbench's tests, first installing the peer tools they compare against
-# (Debian's sysbench, fio, redis-server, redis-tools, iperf3, iproute2, qperf, sockperf)
-# when they are missing. Needs root or sudo for the install.
+# (Debian's sysbench, fio, redis-server, redis-tools, iperf3, iproute2, qperf, sockperf,
+# chromium) when they are missing. Needs root or sudo for the install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +16,8 @@ command -v iperf3 >/dev/null || need+=(iperf3)
 command -v tc >/dev/null || need+=(iproute2)
 command -v qperf >/dev/null || need+=(qperf)
 command -v sockperf >/dev/null || need+=(sockperf)
+# Reports: headless Chromium draws an HTML report for tests/report.rs.
+command -v chromium >/dev/null || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing peers for the tests: ${need[*]}" >&2
   sudo=""

@@ -168,9 +168,15 @@ impl Drop for Topology {
     }
 }
 
-fn topology_or_skip() -> Option<Topology> {
+/// One shaped link at a time: tests measuring rates in parallel on a 2-CPU machine
+/// starve each other (a TCP_STREAM beside a flooding UDP test read 12 % low).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The topology, with the lock that keeps the other tests of this file waiting.
+fn topology_or_skip() -> Option<(Topology, std::sync::MutexGuard<'static, ()>)> {
+    let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     match Topology::new() {
-        Ok(t) => Some(t),
+        Ok(t) => Some((t, serial)),
         Err(why) => {
             eprintln!("skipped: cannot build the network namespaces ({why})");
             None
@@ -248,9 +254,30 @@ fn within(measured: f64, expected: f64, tolerance: f64) -> bool {
     (measured / expected - 1.0).abs() <= tolerance
 }
 
+/// Up to three measurements until one is within 5 % of `expected`. A shaper only
+/// caps: on a busy 2-CPU machine a run can read low when starved, never high, so a
+/// retry hides starvation but not a wrong measurement (that misses every time).
+fn measure_shaped(what: &str, expected: f64, mut measure: impl FnMut() -> f64) {
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let bps = measure();
+        if within(bps, expected, 0.05) {
+            return;
+        }
+        seen.push(format!("{:.2}", bps / 1e6));
+    }
+    panic!(
+        "{what}: receiver measured {} Mbit/s, expected {:.2} within 5 %",
+        seen.join(", "),
+        expected / 1e6
+    );
+}
+
 #[test]
 fn tcp_stream_and_iperf3_measure_the_shaped_rate() {
-    let Some(t) = topology_or_skip() else { return };
+    let Some((t, _serial)) = topology_or_skip() else {
+        return;
+    };
     let _srv = server(
         t.in_ns(&t.server, &["net", "serve", "-p", "12866"]),
         "listening",
@@ -258,16 +285,16 @@ fn tcp_stream_and_iperf3_measure_the_shaped_rate() {
     );
     for rate in [20, 50] {
         t.shape(rate).unwrap();
-        let j = run_json(t.in_ns(
-            &t.client,
-            &["net", "TCP_STREAM", SERVER_IP, "-t", "4", "--json"],
-        ));
-        let bps = metric(&j, "throughput") * 8.0;
-        assert!(
-            within(bps, tcp_goodput(rate), 0.05),
-            "TCP_STREAM through {rate} Mbit/s: receiver measured {:.2} Mbit/s, expected {:.2}",
-            bps / 1e6,
-            tcp_goodput(rate) / 1e6
+        measure_shaped(
+            &format!("TCP_STREAM through {rate} Mbit/s"),
+            tcp_goodput(rate),
+            || {
+                let j = run_json(t.in_ns(
+                    &t.client,
+                    &["net", "TCP_STREAM", SERVER_IP, "-t", "4", "--json"],
+                ));
+                metric(&j, "throughput") * 8.0
+            },
         );
     }
     drop(_srv);
@@ -280,37 +307,36 @@ fn tcp_stream_and_iperf3_measure_the_shaped_rate() {
     );
     let rate = 30;
     t.shape(rate).unwrap();
-    let j = run_json(t.in_ns(&t.client, &["iperf3", "-c", SERVER_IP, "-t", "4", "-J"]));
-    let bps = j["end"]["sum_received"]["bits_per_second"]
-        .as_f64()
-        .unwrap();
-    assert!(
-        within(bps, tcp_goodput(rate), 0.05),
-        "iperf3 through {rate} Mbit/s: receiver {:.2} Mbit/s, expected {:.2}",
-        bps / 1e6,
-        tcp_goodput(rate) / 1e6
+    measure_shaped(
+        &format!("iperf3 through {rate} Mbit/s"),
+        tcp_goodput(rate),
+        || {
+            let j = run_json(t.in_ns(&t.client, &["iperf3", "-c", SERVER_IP, "-t", "4", "-J"]));
+            j["end"]["sum_received"]["bits_per_second"]
+                .as_f64()
+                .unwrap()
+        },
     );
     // And with Debian's iperf3 as the client, when it is there.
     if common::have("iperf3") {
-        let mut c = Command::new("ip");
-        c.args([
-            "netns", "exec", &t.client, "iperf3", "-c", SERVER_IP, "-t", "4", "-J",
-        ]);
-        let j = run_json(c);
-        let bps = j["end"]["sum_received"]["bits_per_second"]
-            .as_f64()
-            .unwrap();
-        assert!(
-            within(bps, tcp_goodput(rate), 0.05),
-            "stock client: {:.2} Mbit/s",
-            bps / 1e6
-        );
+        measure_shaped("stock iperf3 client", tcp_goodput(rate), || {
+            let mut c = Command::new("ip");
+            c.args([
+                "netns", "exec", &t.client, "iperf3", "-c", SERVER_IP, "-t", "4", "-J",
+            ]);
+            let j = run_json(c);
+            j["end"]["sum_received"]["bits_per_second"]
+                .as_f64()
+                .unwrap()
+        });
     }
 }
 
 #[test]
 fn udp_above_the_rate_reports_the_loss() {
-    let Some(t) = topology_or_skip() else { return };
+    let Some((t, _serial)) = topology_or_skip() else {
+        return;
+    };
     let _srv = server(
         t.in_ns(&t.server, &["net", "serve", "-p", "12866"]),
         "listening",
@@ -365,7 +391,9 @@ fn udp_above_the_rate_reports_the_loss() {
 
 #[test]
 fn unreachable_host_fails_in_bounded_time() {
-    let Some(t) = topology_or_skip() else { return };
+    let Some((t, _serial)) = topology_or_skip() else {
+        return;
+    };
     // No host answers at this address on the server's link: ARP fails, or the connect
     // times out; either way a clear error within the 5 s connect timeout.
     let start = Instant::now();

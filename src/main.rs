@@ -3,9 +3,14 @@ use std::path::Path;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    let mut args: Vec<OsString> = std::env::args_os().collect();
+    // A UnixBench-style test program (a copy started by `unixbench`/`index`): it must
+    // stay single-threaded, so it runs before the Ctrl-C handler's thread exists.
+    if let Some(code) = hostbench::workload::unixbench::program::main_if_program(&args[1..]) {
+        return code;
+    }
     install_interrupt_handler();
     quiet_on_broken_pipe();
-    let mut args: Vec<OsString> = std::env::args_os().collect();
     // Invoked through a peer's name (a `sysbench -> hostbench` symlink), or as
     // `hostbench sysbench ...`: the personality takes the rest of the line verbatim.
     let invoked_as = args

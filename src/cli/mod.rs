@@ -6,10 +6,12 @@ mod compare;
 mod cpu;
 mod disk;
 mod history;
+mod index;
 mod limits;
 mod memory;
 mod net;
 mod redis;
+mod report;
 mod run;
 mod save;
 
@@ -47,8 +49,12 @@ enum Command {
     Redis(redis::RedisArgs),
     /// Cloud providers' published disk promises (IOPS and throughput per size).
     Limits(limits::LimitsArgs),
+    /// A JSON result as one self-contained HTML page with charts (or Markdown).
+    Report(report::ReportArgs),
     /// Network: throughput, transactions and latency against `hostbench net serve` (netperf's tests).
     Net(net::NetArgs),
+    /// UnixBench-style system index: UnixBench 5.1.3's twelve tests and baselines, reimplemented.
+    Index(index::IndexArgs),
     /// Stored runs: filter by host, label, workload and date.
     History(history::HistoryArgs),
     /// One stored run, as its command printed it (or --json).
@@ -171,8 +177,10 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Memory(a) => memory::execute(a),
         Command::Disk(a) => disk::execute(a),
         Command::Limits(a) => limits::execute(a),
+        Command::Report(a) => report::execute(a),
         Command::Redis(a) => redis::execute(a),
         Command::Net(a) => net::execute(a),
+        Command::Index(a) => index::execute(a),
         Command::History(a) => history::history(a),
         Command::Show(a) => history::show(a),
         Command::Export(a) => history::export(a),

@@ -10,6 +10,7 @@ pub mod netserver;
 pub mod ping;
 pub mod redis_benchmark;
 pub mod sysbench;
+pub mod unixbench;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -29,6 +30,7 @@ pub fn dispatch(name: &str, args: &[OsString]) -> Option<ExitCode> {
         "netperf" => Some(netperf::main(&args)),
         "netserver" => Some(netserver::main(&args)),
         "ping" => Some(ping::main(&args)),
+        "unixbench" => Some(unixbench::main(&args)),
         _ => None,
     }
 }

@@ -7,6 +7,7 @@ pub mod disk;
 pub mod memory;
 pub mod redis;
 pub mod sched;
+pub mod unixbench;
 
 use crate::measure::runner::{Interval, RunResult};
 use crate::model::{CpuUse, Outcome, Sample, ThreadStat};

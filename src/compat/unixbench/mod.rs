@@ -1,0 +1,241 @@
+//! The UnixBench personality: `./Run`'s command line (`hostbench unixbench [-q|-v]
+//! [-i N] [-c N]… [test …]`) and UnixBench 5.1.3's text report, once per copy count.
+//! The tests are hostbench's UnixBench-style reimplementation
+//! (`workload::unixbench`); the header says so.
+
+mod report;
+
+use crate::measure::stop_requested;
+use crate::workload::unixbench::catalogue::{self, Test};
+use crate::workload::unixbench::{self, TestResult, UnixbenchSpec, Watch};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Environment variable that shortens every test to this many seconds (quick mode,
+/// labelled in the report); meant for hostbench's own tests.
+pub const QUICK_SECONDS_VAR: &str = "HOSTBENCH_UNIXBENCH_QUICK_SECONDS";
+
+#[derive(Debug, Clone, PartialEq)]
+struct Args {
+    /// 0 quiet, 1 normal, 2 verbose.
+    verbose: u8,
+    iterations: Option<u32>,
+    copies: Vec<usize>,
+    tests: Vec<&'static str>,
+}
+
+const USAGE: &str = "Usage: hostbench unixbench [-q | -v] [-i <n>] [-c <n> [-c <n> ...]] [test ...]
+
+UnixBench 5.1.3's Run, reimplemented by hostbench (a UnixBench-style index: the same tests,
+durations, passes and baselines, hostbench's own programs).
+
+  -q         no progress lines, only the report
+  -v         verbose: the tests to run and each copy count
+  -i <n>     passes of the long tests (short tests: max(1, (n+1)/3)); default 10 and 3
+  -c <n>     run the tests with n parallel copies; repeat for several runs
+             (default: 1 copy, then one per CPU)
+  test       index (default) or test names and groups:";
+
+fn usage() -> String {
+    format!("{USAGE}\n             {}\n", catalogue::known_names())
+}
+
+fn parse(words: &[String]) -> Result<Args, String> {
+    let mut args = Args {
+        verbose: 1,
+        iterations: None,
+        copies: Vec::new(),
+        tests: Vec::new(),
+    };
+    let mut words = words.iter();
+    let number = |flag: &str, value: Option<&String>| -> Result<u64, String> {
+        let value = value.ok_or_else(|| format!("option {flag} needs a number"))?;
+        value
+            .parse::<u64>()
+            .ok()
+            .filter(|&n| n >= 1)
+            .ok_or_else(|| format!("option {flag}: \"{value}\" is not a positive whole number"))
+    };
+    while let Some(word) = words.next() {
+        match word.as_str() {
+            "-q" => args.verbose = 0,
+            "-v" => args.verbose = 2,
+            "-i" => args.iterations = Some(number("-i", words.next())?.min(1000) as u32),
+            "-c" => {
+                let c = number("-c", words.next())?;
+                if c > 4096 {
+                    return Err(format!("option -c: {c} copies is more than 4096"));
+                }
+                args.copies.push(c as usize);
+            }
+            w if w.starts_with('-') => return Err(format!("unknown option {w}")),
+            w => {
+                let tests = catalogue::expand(w).ok_or_else(|| {
+                    format!(
+                        "unknown test \"{w}\" (hostbench knows: {})",
+                        catalogue::known_names()
+                    )
+                })?;
+                args.tests.extend(tests.iter().map(|t| t.name));
+            }
+        }
+    }
+    Ok(args)
+}
+
+pub fn main(words: &[String]) -> ExitCode {
+    if words.iter().any(|w| w == "-h" || w == "--help") {
+        print!("{}", usage());
+        return ExitCode::SUCCESS;
+    }
+    let mut args = match parse(words) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("Run: {e}\n\n{}", usage());
+            return ExitCode::from(2);
+        }
+    };
+    let system = report::SystemInfo::detect();
+    if args.tests.is_empty() {
+        args.tests = catalogue::index_tests().iter().map(|t| t.name).collect();
+    }
+    if args.copies.is_empty() {
+        args.copies.push(1);
+        if system.cpus.len() > 1 {
+            args.copies.push(system.cpus.len());
+        }
+    }
+    // For hostbench's own tests: every test this many seconds, in quick mode.
+    let seconds = std::env::var(QUICK_SECONDS_VAR)
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok());
+    let spec = UnixbenchSpec {
+        tests: args.tests.clone(),
+        copies: args.copies.clone(),
+        iterations: args.iterations,
+        quick: seconds.is_some(),
+        seconds,
+        dir: std::env::temp_dir(),
+    };
+    if let Err(e) = spec.validate() {
+        eprintln!("Run: {e}");
+        return ExitCode::from(2);
+    }
+    if args.verbose > 1 {
+        let _ = writeln!(
+            std::io::stdout(),
+            "\nTests to run: {}",
+            args.tests.join(", ")
+        );
+    }
+    let watch = Progress {
+        verbose: args.verbose,
+    };
+    let result = match unixbench::run(&spec, &watch) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("\n**********************************************");
+            eprintln!("Run: {e}; aborting");
+            return ExitCode::from(1);
+        }
+    };
+    let mut text = String::new();
+    if args.verbose > 0 {
+        text += &format!("\n{}\n", "=".repeat(72));
+    }
+    text += &report::render(&system, &result);
+    let _ = std::io::stdout().write_all(text.as_bytes());
+    if result.interrupted || stop_requested() {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `Run`'s progress lines: `\n1 x Dhrystone 2 using register variables  1 2 3 …`.
+struct Progress {
+    verbose: u8,
+}
+
+impl Watch for Progress {
+    fn test_started(&self, test: &Test, copies: usize, _passes: u32) {
+        if self.verbose > 0 {
+            let mut out = std::io::stdout();
+            let _ = write!(out, "\n{copies} x {} ", test.label);
+            let _ = out.flush();
+        }
+    }
+
+    fn pass_started(&self, _test: &Test, pass: u32) {
+        if self.verbose > 0 {
+            let mut out = std::io::stdout();
+            let _ = write!(out, " {pass}");
+            let _ = out.flush();
+        }
+    }
+
+    fn test_finished(&self, _result: &TestResult) {
+        if self.verbose > 0 {
+            let _ = writeln!(std::io::stdout());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn seed_001_command_line() {
+        let a = parse(&words("-c 1 -c 4")).unwrap();
+        assert_eq!(a.copies, vec![1, 4]);
+        assert!(a.tests.is_empty());
+        assert_eq!(a.verbose, 1);
+    }
+
+    #[test]
+    fn tests_groups_and_options() {
+        let a = parse(&words("-q -i 3 dhry2reg whetstone shell")).unwrap();
+        assert_eq!(a.verbose, 0);
+        assert_eq!(a.iterations, Some(3));
+        assert_eq!(
+            a.tests,
+            vec![
+                "dhry2reg",
+                "whetstone-double",
+                "shell1",
+                "shell8",
+                "shell16"
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_input_names_the_problem() {
+        assert!(
+            parse(&words("-c"))
+                .unwrap_err()
+                .contains("-c needs a number")
+        );
+        assert!(
+            parse(&words("-c 0"))
+                .unwrap_err()
+                .contains("not a positive")
+        );
+        assert!(parse(&words("-i x")).unwrap_err().contains("\"x\""));
+        assert!(
+            parse(&words("gears"))
+                .unwrap_err()
+                .contains("unknown test \"gears\"")
+        );
+        assert!(
+            parse(&words("--fast"))
+                .unwrap_err()
+                .contains("unknown option --fast")
+        );
+    }
+}

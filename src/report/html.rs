@@ -1,0 +1,414 @@
+//! One self-contained HTML page for a set of outcomes: a metrics table, the
+//! per-second timelines and the latency percentile curve of each, drawn as inline
+//! SVG. Nothing is fetched from the network, so the file opens anywhere, offline,
+//! and can be mailed or archived as it is.
+
+use super::{format_value, metric_label};
+use crate::model::{Latency, Outcome};
+use std::fmt::Write;
+
+const WIDTH: f64 = 720.0;
+const HEIGHT: f64 = 240.0;
+const MARGIN: (f64, f64, f64, f64) = (56.0, 16.0, 24.0, 36.0); // left, right, top, bottom
+const COLOURS: [&str; 6] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+];
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// 1, 2, 5 × 10^k steps that give about five ticks over `max`.
+fn nice_step(max: f64) -> f64 {
+    if max <= 0.0 || !max.is_finite() {
+        return 1.0;
+    }
+    let raw = max / 5.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag)
+}
+
+fn short(v: f64) -> String {
+    let a = v.abs();
+    let s = if a >= 1e9 {
+        format!("{:.3}G", v / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.3}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else if a >= 100.0 || v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    };
+    // 1.500k -> 1.5k, 2.00 -> 2; whole numbers keep their zeros.
+    match s.find('.') {
+        Some(dot) => {
+            let unit: String = s[dot..].chars().filter(|c| c.is_alphabetic()).collect();
+            let digits = s[..s.len() - unit.len()]
+                .trim_end_matches('0')
+                .trim_end_matches('.');
+            format!("{digits}{unit}")
+        }
+        None => s,
+    }
+}
+
+/// A line chart: each series is (name, points); y from 0. `x_log` spaces x by
+/// log10 (for percentile curves, where 99.9 sits far from 99).
+pub fn line_chart(title: &str, x_label: &str, series: &[(String, Vec<(f64, f64)>)]) -> String {
+    let points: Vec<&(f64, f64)> = series.iter().flat_map(|s| s.1.iter()).collect();
+    if points.is_empty() {
+        return String::new();
+    }
+    let x_min = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let x_max = points.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+    let y_max = points.iter().map(|p| p.1).fold(0.0, f64::max);
+    let step = nice_step(y_max);
+    let y_top = (y_max / step).ceil().max(1.0) * step;
+    let (l, r, t, b) = MARGIN;
+    let (pw, ph) = (WIDTH - l - r, HEIGHT - t - b);
+    let sx = |x: f64| {
+        if x_max > x_min {
+            l + (x - x_min) / (x_max - x_min) * pw
+        } else {
+            l + pw / 2.0
+        }
+    };
+    let sy = |y: f64| t + ph - y / y_top * ph;
+    let mut svg = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{}" class="chart">"#,
+        esc(title)
+    );
+    // Grid and y ticks.
+    let mut y = 0.0;
+    while y <= y_top + step / 2.0 {
+        let _ = write!(
+            svg,
+            r##"<line x1="{l}" x2="{}" y1="{py:.1}" y2="{py:.1}" stroke="#e5e5e5"/><text x="{}" y="{:.1}" text-anchor="end" class="tick">{}</text>"##,
+            l + pw,
+            l - 6.0,
+            sy(y) + 4.0,
+            short(y),
+            py = sy(y)
+        );
+        y += step;
+    }
+    // x ticks: first, middle, last.
+    for x in [x_min, (x_min + x_max) / 2.0, x_max] {
+        let _ = write!(
+            svg,
+            r#"<text x="{:.1}" y="{}" text-anchor="middle" class="tick">{}</text>"#,
+            sx(x),
+            t + ph + 16.0,
+            short(x)
+        );
+    }
+    let _ = write!(
+        svg,
+        r#"<text x="{:.1}" y="{}" text-anchor="middle" class="axis">{}</text>"#,
+        l + pw / 2.0,
+        HEIGHT - 4.0,
+        esc(x_label)
+    );
+    for (i, (name, pts)) in series.iter().enumerate() {
+        let colour = COLOURS[i % COLOURS.len()];
+        let path: Vec<String> = pts
+            .iter()
+            .map(|(x, y)| format!("{:.1},{:.1}", sx(*x), sy(*y)))
+            .collect();
+        let _ = write!(
+            svg,
+            r#"<polyline fill="none" stroke="{colour}" stroke-width="2" points="{}"><title>{}</title></polyline>"#,
+            path.join(" "),
+            esc(name)
+        );
+        if pts.len() == 1 {
+            let _ = write!(
+                svg,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{colour}"/>"#,
+                sx(pts[0].0),
+                sy(pts[0].1)
+            );
+        }
+        let _ = write!(
+            svg,
+            r#"<rect x="{:.1}" y="{}" width="10" height="10" fill="{colour}"/><text x="{:.1}" y="{}" class="legend">{}</text>"#,
+            l + 8.0 + 150.0 * i as f64,
+            t - 14.0,
+            l + 22.0 + 150.0 * i as f64,
+            t - 5.0,
+            esc(name)
+        );
+    }
+    svg.push_str("</svg>");
+    format!(
+        "<figure><figcaption>{}</figcaption>{svg}</figure>",
+        esc(title)
+    )
+}
+
+/// Latency at each percentile, from the stored histogram buckets (value, count).
+fn percentile_curve(lat: &Latency) -> Vec<(f64, f64)> {
+    let total: u64 = lat.buckets.iter().map(|b| b.1).sum();
+    if total == 0 {
+        return lat.percentiles.iter().map(|p| (p.p, p.ns / 1e3)).collect();
+    }
+    // x = -log10(1 - p): 0 at p0, 1 at p90, 2 at p99, 3 at p99.9.
+    let mut seen = 0u64;
+    let mut out = Vec::new();
+    for (value, count) in &lat.buckets {
+        seen += count;
+        let p = seen as f64 / total as f64;
+        let x = if p >= 1.0 { 5.0 } else { -(1.0 - p).log10() };
+        out.push((x.min(5.0), value / 1e3));
+    }
+    out
+}
+
+/// Timeline series grouped by unit: rates of operations apart from bytes.
+/// Named point series, and charts of them under a unit.
+type Series = (String, Vec<(f64, f64)>);
+type Chart = (String, Vec<Series>);
+
+fn timelines(o: &Outcome) -> Vec<Chart> {
+    let mut keys: Vec<&String> = o.series.iter().flat_map(|s| s.values.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let mut groups: Vec<Chart> = Vec::new();
+    for key in keys {
+        let pts: Vec<(f64, f64)> = o
+            .series
+            .iter()
+            .filter_map(|s| s.values.get(key).map(|v| (s.at_s, *v)))
+            .collect();
+        if pts.iter().all(|p| p.1 == 0.0) {
+            continue;
+        }
+        let (group, scale) = if key.contains("bytes") {
+            ("MB/s", 1e-6)
+        } else if key.contains("latency") || key.ends_with("_ns") {
+            ("latency (µs)", 1e-3)
+        } else {
+            ("per second", 1.0)
+        };
+        let pts = pts.into_iter().map(|(x, y)| (x, y * scale)).collect();
+        match groups.iter_mut().find(|g| g.0 == group) {
+            Some(g) => g.1.push((metric_label(key), pts)),
+            None => groups.push((group.to_string(), vec![(metric_label(key), pts)])),
+        }
+    }
+    groups
+}
+
+fn title_of(o: &Outcome) -> String {
+    let name = o
+        .spec
+        .get("name")
+        .and_then(|n| n.as_str())
+        .map(|n| format!(" · {n}"))
+        .unwrap_or_default();
+    format!("{}{name}", o.workload)
+}
+
+fn section(o: &Outcome) -> String {
+    let mut s = format!("<section><h2>{}</h2>", esc(&title_of(o)));
+    let _ = write!(
+        s,
+        "<p class=\"meta\">{} · {} · {} CPUs · started {} · {:.1} s{}</p>",
+        esc(&o.host.hostname),
+        esc(&o.host.cpu_model),
+        o.host.logical_cpus,
+        esc(&o.started_at),
+        o.elapsed_s,
+        if o.interrupted {
+            " · <strong>interrupted</strong>"
+        } else {
+            ""
+        }
+    );
+    s.push_str("<table><tr><th>metric</th><th>kind</th><th class=\"num\">value</th></tr>");
+    for m in &o.metrics {
+        let kind = [m.variant.clone(), m.threads.map(|t| format!("{t} threads"))]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
+            esc(&metric_label(&m.name)),
+            esc(&kind),
+            esc(&format_value(m))
+        );
+    }
+    s.push_str("</table>");
+    for (unit, series) in timelines(o) {
+        s.push_str(&line_chart(
+            &format!("Timeline, {unit}"),
+            "seconds since start",
+            &series,
+        ));
+    }
+    if let Some(lat) = &o.latency
+        && lat.count > 0
+    {
+        s.push_str(&line_chart(
+            "Latency (µs) by percentile",
+            "percentile: 1 = p90, 2 = p99, 3 = p99.9, 4 = p99.99",
+            &[("latency".to_string(), percentile_curve(lat))],
+        ));
+    }
+    if !o.notes.is_empty() {
+        s.push_str("<ul class=\"notes\">");
+        for n in &o.notes {
+            let _ = write!(s, "<li>{}</li>", esc(n));
+        }
+        s.push_str("</ul>");
+    }
+    s.push_str("</section>");
+    s
+}
+
+const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;max-width:780px;margin:2em auto;color:#222;padding:0 1em}\
+h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}\
+table{border-collapse:collapse;margin:.5em 0}td,th{padding:.15em .8em;border-bottom:1px solid #eee;text-align:left}\
+.num{text-align:right;font-variant-numeric:tabular-nums}.meta{color:#666;font-size:.9em}\
+figure{margin:1em 0}figcaption{font-weight:600;font-size:.95em}.chart{width:100%;height:auto}\
+.tick{font-size:11px;fill:#666}.axis{font-size:12px;fill:#444}.legend{font-size:12px;fill:#333}\
+.notes{color:#555;font-size:.9em}";
+
+/// The whole page.
+pub fn render(title: &str, outcomes: &[Outcome]) -> String {
+    let mut page = format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title>\
+         <style>{STYLE}</style></head><body><h1>{t}</h1>",
+        t = esc(title)
+    );
+    if let Some(o) = outcomes.first() {
+        let _ = write!(
+            page,
+            "<p class=\"meta\">{} · {} · {} · kernel {} · hostbench {}</p>",
+            esc(&o.host.hostname),
+            esc(&o.host.os),
+            esc(o
+                .host
+                .virtualization
+                .as_deref()
+                .unwrap_or("bare metal or unknown")),
+            esc(&o.host.kernel),
+            esc(&o.tool_version)
+        );
+    }
+    for o in outcomes {
+        page.push_str(&section(o));
+    }
+    page.push_str("</body></html>\n");
+    page
+}
+
+/// The same content as Markdown tables (no charts), for issues and wikis.
+pub fn markdown(title: &str, outcomes: &[Outcome]) -> String {
+    let mut md = format!("# {title}\n");
+    for o in outcomes {
+        let _ = write!(
+            md,
+            "\n## {}\n\n{} · {} · {} CPUs · {:.1} s{}\n\n| metric | kind | value |\n|---|---|---:|\n",
+            title_of(o),
+            o.host.hostname,
+            o.host.cpu_model,
+            o.host.logical_cpus,
+            o.elapsed_s,
+            if o.interrupted { " · interrupted" } else { "" }
+        );
+        for m in &o.metrics {
+            let kind = [m.variant.clone(), m.threads.map(|t| format!("{t} threads"))]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(", ");
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} |",
+                metric_label(&m.name),
+                kind,
+                format_value(m)
+            );
+        }
+        for n in &o.notes {
+            let _ = writeln!(md, "\n> {n}");
+        }
+    }
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Metric, Sample, Unit};
+
+    fn sample_outcome() -> Outcome {
+        let mut o = Outcome::new(
+            "disk",
+            serde_json::json!({"name": "randread <&>"}),
+            crate::host::HostInfo::detect(),
+        );
+        o.push(Metric::new("read_iops", 2522.0, Unit::OpsPerSec).variant("randread"));
+        o.series = (1..=5)
+            .map(|i| Sample {
+                at_s: i as f64,
+                span_s: 1.0,
+                values: [("read_iops".to_string(), 2500.0 + i as f64)]
+                    .into_iter()
+                    .collect(),
+            })
+            .collect();
+        o.note("a note with <markup>");
+        o
+    }
+
+    #[test]
+    fn page_is_self_contained_with_charts() {
+        let page = render("hostbench report", &[sample_outcome()]);
+        assert!(page.starts_with("<!DOCTYPE html>"));
+        assert!(page.contains("<svg") && page.contains("<polyline"));
+        assert!(page.contains("Timeline, per second"));
+        // Escaped, and nothing fetched from elsewhere.
+        assert!(page.contains("randread &lt;&amp;&gt;"));
+        assert!(page.contains("a note with &lt;markup&gt;"));
+        for fetch in ["src=\"http", "href=\"http", "@import", "url("] {
+            assert!(!page.contains(fetch), "{fetch}");
+        }
+    }
+
+    #[test]
+    fn markdown_has_the_metrics() {
+        let md = markdown("r", &[sample_outcome()]);
+        assert!(md.contains("| read iops | randread |"), "{md}");
+    }
+
+    #[test]
+    fn tick_labels_keep_whole_numbers() {
+        assert_eq!(short(150.0), "150");
+        assert_eq!(short(20.0), "20");
+        assert_eq!(short(1.5), "1.5");
+        assert_eq!(short(2.0), "2");
+        assert_eq!(short(10000.0), "10k");
+        assert_eq!(short(12500.0), "12.5k");
+        assert_eq!(short(2.5e6), "2.5M");
+    }
+
+    #[test]
+    fn ticks_are_round() {
+        assert_eq!(nice_step(2600.0), 1000.0);
+        assert_eq!(nice_step(7.0), 2.0);
+        assert_eq!(nice_step(0.0), 1.0);
+    }
+}

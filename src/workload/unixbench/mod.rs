@@ -1,0 +1,487 @@
+//! A UnixBench-style system index: UnixBench 5.1.3's twelve index tests, written from
+//! their descriptions (reference §5), run the way its `Run` script runs them — each
+//! copy a separate process with its own alarm, N copies started back to back, passes
+//! separated by `sync; sleep`, the worst third of the passes dropped — and indexed
+//! against the same baselines. The scores are comparable with UnixBench's in method,
+//! not identical: the compiled tests are rustc's, not gcc's (see `environment`).
+
+pub mod alarm;
+pub mod catalogue;
+pub mod dhrystone;
+pub mod environment;
+pub mod fstime;
+pub mod index;
+pub mod kernel;
+pub mod program;
+pub mod shell;
+pub mod whetstone;
+
+use crate::measure::stop_requested;
+use crate::workload::SpecError;
+use catalogue::{Repeat, Test};
+use environment::Environment;
+use index::{CopyReport, Index, Pass, Score};
+use serde::Serialize;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+use thiserror::Error;
+
+/// The copies UnixBench's `Run` is capped at for its system tests (5.1.3).
+pub const MAX_COPIES: usize = 16;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct UnixbenchSpec {
+    /// UnixBench test names, in the order to run.
+    pub tests: Vec<&'static str>,
+    /// Copy counts; the whole list of tests runs once per entry.
+    pub copies: Vec<usize>,
+    /// `-i N`: passes of long tests (short ones get `max(1, (N+1)/3)`).
+    pub iterations: Option<u32>,
+    /// Shorter runs (a tenth of each duration, 3 and 1 passes, no settling sleeps):
+    /// not comparable with full runs.
+    pub quick: bool,
+    /// Seconds every test runs for, overriding the durations (quick mode only).
+    pub seconds: Option<f64>,
+    /// Where the working directory (scripts, file-copy files) goes.
+    pub dir: PathBuf,
+}
+
+impl UnixbenchSpec {
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if self.tests.is_empty() {
+            return Err(SpecError::new(
+                "tests",
+                "no test to run",
+                "name at least one test",
+            ));
+        }
+        if let Some(c) = self.copies.iter().find(|&&c| c == 0 || c > 4096) {
+            return Err(SpecError::new(
+                format!("copies={c}"),
+                "copy count out of range",
+                "use 1 to 4096",
+            ));
+        }
+        if self.iterations == Some(0) {
+            return Err(SpecError::new(
+                "iterations=0",
+                "no pass would run",
+                "use -i 1 or more",
+            ));
+        }
+        if let Some(s) = self.seconds {
+            if !self.quick {
+                return Err(SpecError::new(
+                    "seconds",
+                    "custom durations only exist in quick mode",
+                    "add --quick, or drop --seconds to run UnixBench's durations",
+                ));
+            }
+            if !(0.05..=3600.0).contains(&s) {
+                return Err(SpecError::new(
+                    format!("seconds={s}"),
+                    "duration out of range",
+                    "use 0.05 to 3600",
+                ));
+            }
+        }
+        if !self.dir.is_dir() {
+            return Err(SpecError::new(
+                format!("dir={}", self.dir.display()),
+                "not a directory",
+                "give an existing directory for the working files",
+            ));
+        }
+        Ok(())
+    }
+
+    /// How many passes `test` gets.
+    pub fn passes(&self, test: &Test) -> u32 {
+        let long = self.iterations.unwrap_or(if self.quick { 3 } else { 10 });
+        match test.repeat {
+            Repeat::Long => long,
+            Repeat::Short if self.iterations.is_none() && !self.quick => 3,
+            Repeat::Short => ((long + 1) / 3).max(1),
+        }
+    }
+
+    /// How long `test`'s program runs, in seconds.
+    pub fn seconds(&self, test: &Test) -> f64 {
+        match (self.seconds, self.quick) {
+            (Some(s), _) => s,
+            (None, true) => test.seconds as f64 / 10.0,
+            (None, false) => test.seconds as f64,
+        }
+    }
+}
+
+/// One test at one copy count.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestResult {
+    pub test: Test,
+    pub passes: Vec<Pass>,
+    /// `None` when no pass produced a usable count (interrupted, or a duration too
+    /// short for one loop); such a test is left out of the index.
+    pub score: Option<Score>,
+}
+
+/// All tests at one copy count: one block of UnixBench's report.
+#[derive(Debug, Clone, Serialize)]
+pub struct CopiesResult {
+    pub copies: usize,
+    #[serde(with = "unix_seconds")]
+    pub started: SystemTime,
+    #[serde(with = "unix_seconds")]
+    pub ended: SystemTime,
+    pub tests: Vec<TestResult>,
+    /// Tests skipped because UnixBench 5.1.3 runs system tests with at most 16 copies.
+    pub skipped: Vec<&'static str>,
+    pub index: Option<Index>,
+}
+
+mod unix_seconds {
+    use std::time::SystemTime;
+    pub fn serialize<S: serde::Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+        let secs = t
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        s.serialize_f64(secs)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SuiteResult {
+    pub runs: Vec<CopiesResult>,
+    /// Quick mode: not comparable with full runs.
+    pub quick: bool,
+    pub environment: Environment,
+    pub interrupted: bool,
+}
+
+#[derive(Debug, Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Spec(#[from] SpecError),
+    #[error("{test}: {message}")]
+    Test { test: &'static str, message: String },
+    #[error("working directory {dir}: {source}")]
+    Dir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// What a front end sees while the suite runs (UnixBench prints `1 x Test  1 2 3…`).
+pub trait Watch {
+    fn test_started(&self, _test: &Test, _copies: usize, _passes: u32) {}
+    fn pass_started(&self, _test: &Test, _pass: u32) {}
+    fn test_finished(&self, _result: &TestResult) {}
+}
+
+/// Watches nothing.
+pub struct Quiet;
+impl Watch for Quiet {}
+
+/// The working directory: the shell test's scripts and input, and `tmp/` for the file
+/// tests. Removed when dropped.
+struct WorkDir {
+    root: PathBuf,
+}
+
+impl WorkDir {
+    fn create(parent: &Path) -> Result<WorkDir, RunError> {
+        // Absolute: the programs run with the directory as their working directory.
+        let parent = std::path::absolute(parent).map_err(|source| RunError::Dir {
+            dir: parent.into(),
+            source,
+        })?;
+        let root = parent.join(format!("hostbench-unixbench-{}", std::process::id()));
+        let made = std::fs::create_dir(&root)
+            .and_then(|_| std::fs::create_dir(root.join("tmp")))
+            .and_then(|_| shell::prepare(&root));
+        let dir = WorkDir { root };
+        made.map_err(|source| RunError::Dir {
+            dir: dir.root.clone(),
+            source,
+        })?;
+        Ok(dir)
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// Runs the tests once per copy count.
+pub fn run(spec: &UnixbenchSpec, watch: &dyn Watch) -> Result<SuiteResult, RunError> {
+    spec.validate()?;
+    let work = WorkDir::create(&spec.dir)?;
+    let tests: Vec<Test> = spec
+        .tests
+        .iter()
+        .filter_map(|n| catalogue::by_name(n))
+        .collect();
+    let mut runs = Vec::new();
+    let mut interrupted = false;
+    for &copies in &spec.copies {
+        let started = SystemTime::now();
+        let mut results = Vec::new();
+        let mut skipped = Vec::new();
+        for test in &tests {
+            if copies > MAX_COPIES {
+                skipped.push(test.name);
+                continue;
+            }
+            let result = run_test(spec, test, copies, &work, watch)?;
+            watch.test_finished(&result);
+            interrupted |= stop_requested();
+            results.push(result);
+            if interrupted {
+                break;
+            }
+        }
+        let scores: Vec<(Test, f64)> = sorted(&results)
+            .iter()
+            .filter_map(|r| Some((r.test, r.score.as_ref()?.value)))
+            .collect();
+        runs.push(CopiesResult {
+            copies,
+            started,
+            ended: SystemTime::now(),
+            index: index::index(&scores),
+            tests: results,
+            skipped,
+        });
+        if interrupted {
+            break;
+        }
+    }
+    Ok(SuiteResult {
+        runs,
+        quick: spec.quick,
+        environment: Environment::detect(),
+        interrupted,
+    })
+}
+
+/// Results in the report's order (by label).
+pub fn sorted(results: &[TestResult]) -> Vec<&TestResult> {
+    let mut v: Vec<&TestResult> = results.iter().collect();
+    v.sort_by(|a, b| index::report_order(&a.test, &b.test));
+    v
+}
+
+fn run_test(
+    spec: &UnixbenchSpec,
+    test: &Test,
+    copies: usize,
+    work: &WorkDir,
+    watch: &dyn Watch,
+) -> Result<TestResult, RunError> {
+    let passes = spec.passes(test);
+    watch.test_started(test, copies, passes);
+    let invocation = program::Invocation {
+        test: test.name,
+        seconds: spec.seconds(test),
+        quick: spec.quick,
+        dir: work.root.join("tmp"),
+    };
+    let mut done = Vec::new();
+    for pass in 1..=passes {
+        if stop_requested() {
+            break;
+        }
+        if !spec.quick {
+            settle();
+        }
+        watch.pass_started(test, pass);
+        match run_pass(&invocation, copies, &work.root) {
+            Ok(reports) => done.extend(Pass::from_copies(&reports)),
+            Err(_) if stop_requested() => break,
+            Err(message) => {
+                return Err(RunError::Test {
+                    test: test.name,
+                    message,
+                });
+            }
+        }
+    }
+    Ok(TestResult {
+        test: *test,
+        score: index::combine(&done),
+        passes: done,
+    })
+}
+
+/// UnixBench's "attempt to flush buffers" before every pass: `sync; sleep 1; sync; sleep 2`.
+fn settle() {
+    for pause in [1, 2] {
+        // SAFETY: sync(2) takes no arguments.
+        unsafe { libc::sync() };
+        let until = Instant::now() + Duration::from_secs(pause);
+        while Instant::now() < until && !stop_requested() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Starts `copies` programs back to back, each timed from just before it starts to
+/// the end of its output (as `Run` times the `sh -c` child), and collects their
+/// result lines.
+fn run_pass(
+    invocation: &program::Invocation,
+    copies: usize,
+    cwd: &Path,
+) -> Result<Vec<CopyReport>, String> {
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find hostbench's own binary: {e}"))?;
+    let (exe, args) = invocation.command(&exe);
+    let handles: Vec<_> = (0..copies)
+        .map(|_| {
+            let mut command = Command::new(&exe);
+            command
+                .args(&args)
+                .current_dir(cwd)
+                // UnixBench forces this locale; without it installed, C is used.
+                .env("LANG", "en_US.utf8")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped());
+            let exe = exe.clone();
+            std::thread::spawn(move || -> Result<CopyReport, String> {
+                let start = Instant::now();
+                let mut child = command
+                    .spawn()
+                    .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+                let mut output = String::new();
+                if let Some(mut stderr) = child.stderr.take() {
+                    let _ = stderr.read_to_string(&mut output);
+                }
+                let elapsed = start.elapsed().as_secs_f64();
+                let status = child.wait().map_err(|e| e.to_string())?;
+                parse_report(&output, elapsed).ok_or_else(|| {
+                    let text = output.trim();
+                    if text.is_empty() {
+                        format!("program ended without a result ({status})")
+                    } else {
+                        text.to_string()
+                    }
+                })
+            })
+        })
+        .collect();
+    let mut reports = Vec::new();
+    for h in handles {
+        reports.push(
+            h.join()
+                .map_err(|_| "a copy's thread panicked".to_string())??,
+        );
+    }
+    Ok(reports)
+}
+
+/// Reads a program's `COUNT|…` and `TIME|…` lines; when a key repeats the last wins.
+pub fn parse_report(output: &str, elapsed: f64) -> Option<CopyReport> {
+    let mut count = None;
+    let mut time = None;
+    for line in output.lines() {
+        let fields: Vec<&str> = line.trim().split('|').collect();
+        match fields.as_slice() {
+            ["COUNT", value, timebase, unit] => {
+                count = Some((
+                    value.parse::<f64>().ok()?,
+                    timebase.parse::<f64>().ok()?,
+                    unit.to_string(),
+                ));
+            }
+            ["TIME", seconds] => time = seconds.parse::<f64>().ok(),
+            _ => {}
+        }
+    }
+    let (count, timebase, unit) = count?;
+    Some(CopyReport {
+        count,
+        timebase,
+        unit,
+        time,
+        elapsed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(quick: bool, iterations: Option<u32>) -> UnixbenchSpec {
+        UnixbenchSpec {
+            tests: vec!["dhry2reg"],
+            copies: vec![1],
+            iterations,
+            quick,
+            seconds: None,
+            dir: std::env::temp_dir(),
+        }
+    }
+
+    #[test]
+    fn passes_follow_run() {
+        let long = catalogue::by_name("pipe").unwrap();
+        let short = catalogue::by_name("execl").unwrap();
+        assert_eq!(
+            (
+                spec(false, None).passes(&long),
+                spec(false, None).passes(&short)
+            ),
+            (10, 3)
+        );
+        assert_eq!(
+            (
+                spec(false, Some(1)).passes(&long),
+                spec(false, Some(1)).passes(&short)
+            ),
+            (1, 1)
+        );
+        assert_eq!(
+            (
+                spec(false, Some(5)).passes(&long),
+                spec(false, Some(5)).passes(&short)
+            ),
+            (5, 2)
+        );
+        assert_eq!(
+            (
+                spec(true, None).passes(&long),
+                spec(true, None).passes(&short)
+            ),
+            (3, 1)
+        );
+        assert_eq!(spec(true, None).seconds(&short), 3.0);
+    }
+
+    #[test]
+    fn report_lines_last_wins() {
+        let r = parse_report(
+            "noise\nCOUNT|10|0|KBps\nTIME|2.0\nCOUNT|500|0|KBps\nTIME|30.0\n",
+            31.5,
+        )
+        .unwrap();
+        assert_eq!(
+            (r.count, r.timebase, r.unit.as_str(), r.time, r.elapsed),
+            (500.0, 0.0, "KBps", Some(30.0), 31.5)
+        );
+        assert!(parse_report("Exec failed", 1.0).is_none());
+    }
+
+    #[test]
+    fn seconds_need_quick() {
+        let mut s = spec(false, None);
+        s.seconds = Some(1.0);
+        assert!(s.validate().is_err());
+        s.quick = true;
+        assert!(s.validate().is_ok());
+    }
+}

@@ -270,7 +270,11 @@ fn human_run(run: &StoredRun) -> String {
     }
     out += "\n\n";
     for o in &run.outcomes {
-        out += &report::text::outcome(o);
+        // The workload's own report where it has one, else the common one.
+        out += &match o.workload.as_str() {
+            "net" => crate::net::outcome::text(o),
+            _ => report::text::outcome(o),
+        };
         out.push('\n');
     }
     let disk: Vec<Outcome> = run

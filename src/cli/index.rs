@@ -1,6 +1,7 @@
 //! `hostbench index`: the UnixBench-style system index (UnixBench 5.1.3's twelve
 //! tests, passes and baselines, hostbench's programs) as a table or JSON.
 
+use super::save::SaveArgs;
 use super::{CliError, finished, parse_thread_count};
 use crate::host::HostInfo;
 use crate::measure::runner::Observer;
@@ -39,6 +40,8 @@ pub struct IndexArgs {
     /// Print the result as JSON (schema: docs/json.md, "UnixBench-style index").
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    save: SaveArgs,
 }
 
 fn copy_counts(spec: &str) -> Result<Vec<usize>, CliError> {
@@ -92,6 +95,7 @@ pub fn execute(args: IndexArgs) -> Result<ExitCode, CliError> {
         dir: args.dir.clone(),
     };
     spec.validate()?;
+    args.save.check()?;
     let total_passes: u64 = spec
         .tests
         .iter()
@@ -106,12 +110,14 @@ pub fn execute(args: IndexArgs) -> Result<ExitCode, CliError> {
         passes: Cell::new(0),
     };
     let started_at = crate::host::now_rfc3339();
+    let clock = Instant::now();
     let result = unixbench::run(&spec, &watch).map_err(|e| match e {
         unixbench::RunError::Spec(s) => CliError::Spec(s),
         other => CliError::Usage(other.to_string()),
     })?;
     bar.finish();
     let host = HostInfo::detect();
+    let stored = to_outcome(&spec, &result, host.clone(), &started_at, clock.elapsed());
     if args.json {
         let doc = Document::new(&spec, &result, host, started_at);
         let json = serde_json::to_string_pretty(&doc).expect("the index document serialises");
@@ -119,7 +125,55 @@ pub fn execute(args: IndexArgs) -> Result<ExitCode, CliError> {
     } else {
         write_stdout(&render(&spec, &result, &host));
     }
+    args.save
+        .save("index", None, std::slice::from_ref(&stored))?;
     Ok(finished(result.interrupted))
+}
+
+/// The run as an `Outcome`, so the results store keeps it and `compare` sets indexes
+/// side by side: the index per copy count, and each test's index (result / baseline
+/// × 10, so equal tests compare whatever their unit).
+fn to_outcome(
+    spec: &UnixbenchSpec,
+    result: &SuiteResult,
+    host: HostInfo,
+    started_at: &str,
+    elapsed: std::time::Duration,
+) -> crate::model::Outcome {
+    use crate::model::{Metric, Outcome, Unit};
+    let mut o = Outcome::new(
+        "index",
+        serde_json::to_value(spec).unwrap_or_default(),
+        host,
+    );
+    o.started_at = started_at.to_string();
+    o.elapsed_s = elapsed.as_secs_f64();
+    o.interrupted = result.interrupted;
+    for run in &result.runs {
+        if let Some(index) = &run.index {
+            o.push(Metric::new("index_score", index.score, Unit::Ratio).threads(run.copies));
+            if index.partial {
+                o.note(format!(
+                    "partial index at {} copies: not all twelve tests ran",
+                    run.copies
+                ));
+            }
+        }
+        for r in sorted(&run.tests) {
+            if let (Some(score), Some(baseline)) = (&r.score, r.test.baseline) {
+                o.push(
+                    Metric::new("test_index", score.value / baseline * 10.0, Unit::Ratio)
+                        .threads(run.copies)
+                        .variant(r.test.name),
+                );
+            }
+        }
+    }
+    if spec.quick {
+        o.note("quick mode: not comparable with full runs or UnixBench scores");
+    }
+    o.note("CPU use is not measured for the index: its copies run in child processes");
+    o
 }
 
 /// Prints without panicking when stdout is a closed pipe (`| head`).

@@ -273,16 +273,6 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "prints per-section times for tuning against UnixBench's build"]
-    fn section_times() {
-        let w = run(Duration::from_secs(3), Duration::from_millis(500));
-        eprintln!(
-            "MWIPS {:.1} time {:.3} sections {:?}",
-            w.mwips, w.time_used, w.section_s
-        );
-    }
-
-    #[test]
     fn calibrated_run_gives_a_rate() {
         let w = run(Duration::from_millis(50), Duration::from_millis(5));
         assert!(w.mwips > 0.0 && w.time_used > 0.0);

@@ -25,6 +25,22 @@ fn json_run(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).expect("JSON output")
 }
 
+/// `net TEST 127.0.0.1 -p PORT REST…`: the command line of most tests here.
+fn net_args<'a>(port: &'a str, test: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["net", test, "127.0.0.1", "-p", port];
+    args.extend_from_slice(rest);
+    args
+}
+
+fn net(port: &str, test: &str, rest: &[&str]) -> std::process::Output {
+    run(&net_args(port, test, rest))
+}
+
+/// With `--json` among REST: the outcome, after checking the run succeeded.
+fn net_json(port: &str, test: &str, rest: &[&str]) -> serde_json::Value {
+    json_run(&net_args(port, test, rest))
+}
+
 fn metric(j: &serde_json::Value, name: &str) -> f64 {
     j["metrics"]
         .as_array()
@@ -41,16 +57,7 @@ fn every_test_runs_on_loopback_with_json() {
     let s = server();
     let port = s.addr.port().to_string();
     for test in ["TCP_STREAM", "TCP_MAERTS", "UDP_STREAM"] {
-        let j = json_run(&[
-            "net",
-            test,
-            "127.0.0.1",
-            "-p",
-            &port,
-            "-t",
-            "0.5s",
-            "--json",
-        ]);
+        let j = net_json(&port, test, &["-t", "0.5s", "--json"]);
         assert_eq!(j["workload"], "net");
         assert_eq!(j["spec"]["mode"], test);
         assert!(metric(&j, "throughput") > 1e5, "{test}: {j}");
@@ -58,16 +65,7 @@ fn every_test_runs_on_loopback_with_json() {
         assert!(metric(&j, "remote_cpu_cores") > 0.0, "{test}");
     }
     for test in ["TCP_RR", "TCP_CRR", "UDP_RR"] {
-        let j = json_run(&[
-            "net",
-            test,
-            "127.0.0.1",
-            "-p",
-            &port,
-            "-t",
-            "0.5s",
-            "--json",
-        ]);
+        let j = net_json(&port, test, &["-t", "0.5s", "--json"]);
         let tps = metric(&j, "transactions_per_sec");
         assert!(tps > 100.0, "{test}: {tps}");
         let lat = &j["latency"];
@@ -91,32 +89,14 @@ fn every_test_runs_on_loopback_with_json() {
 fn byte_and_transaction_counts_end_the_test() {
     let s = server();
     let port = s.addr.port().to_string();
-    let j = json_run(&[
-        "net",
-        "TCP_STREAM",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "-n",
-        "10M",
-        "-l",
-        "64K",
-        "--json",
-    ]);
+    let j = net_json(&port, "TCP_STREAM", &["-n", "10M", "-l", "64K", "--json"]);
     assert_eq!(metric(&j, "bytes_sent"), (10 << 20) as f64);
     assert_eq!(metric(&j, "bytes_received"), (10 << 20) as f64);
-    let j = json_run(&[
-        "net",
-        "TCP_RR",
-        "127.0.0.1",
-        "-p",
+    let j = net_json(
         &port,
-        "--transactions",
-        "500",
-        "-P",
-        "2",
-        "--json",
-    ]);
+        "TCP_RR",
+        &["--transactions", "500", "-P", "2", "--json"],
+    );
     let n = metric(&j, "transactions");
     // Each stream takes tickets until the shared budget is spent.
     assert_eq!(n, 500.0, "{j}");
@@ -127,43 +107,32 @@ fn byte_and_transaction_counts_end_the_test() {
 fn parallel_streams_sizes_and_intervals() {
     let s = server();
     let port = s.addr.port().to_string();
-    let o = run(&[
-        "net",
-        "TCP_STREAM",
-        "127.0.0.1",
-        "-p",
+    let o = net(
         &port,
-        "-t",
-        "1.2s",
-        "-P",
-        "3",
-        "-l",
-        "16K",
-        "-i",
-        "0.4s",
-    ]);
+        "TCP_STREAM",
+        &["-t", "1.2s", "-P", "3", "-l", "16K", "-i", "0.4s"],
+    );
     let out = stdout(&o);
     assert!(o.status.success(), "{out}{}", stderr(&o));
     let lines = out.lines().filter(|l| l.starts_with('[')).count();
     assert!((2..=4).contains(&lines), "{out}");
     assert!(out.contains("3 streams"), "{out}");
     assert!(out.contains("throughput (receiver)"), "{out}");
-    let j = json_run(&[
-        "net",
-        "TCP_RR",
-        "127.0.0.1",
-        "-p",
+    let j = net_json(
         &port,
-        "-t",
-        "0.5s",
-        "--request-size",
-        "100",
-        "--response-size",
-        "2000",
-        "-i",
-        "0.2s",
-        "--json",
-    ]);
+        "TCP_RR",
+        &[
+            "-t",
+            "0.5s",
+            "--request-size",
+            "100",
+            "--response-size",
+            "2000",
+            "-i",
+            "0.2s",
+            "--json",
+        ],
+    );
     assert_eq!(j["spec"]["response_size"], 2000);
     assert!(j["series"].as_array().unwrap().len() >= 2, "{j}");
     s.stop();
@@ -195,20 +164,11 @@ fn ipv6_loopback_works() {
 fn udp_rate_is_held_and_loss_is_zero_below_capacity() {
     let s = server();
     let port = s.addr.port().to_string();
-    let j = json_run(&[
-        "net",
-        "UDP_STREAM",
-        "127.0.0.1",
-        "-p",
+    let j = net_json(
         &port,
-        "-t",
-        "1s",
-        "-b",
-        "20M",
-        "-l",
-        "1000",
-        "--json",
-    ]);
+        "UDP_STREAM",
+        &["-t", "1s", "-b", "20M", "-l", "1000", "--json"],
+    );
     let rate = metric(&j, "throughput") * 8.0;
     assert!((rate / 20e6 - 1.0).abs() < 0.1, "{rate}");
     // Loopback loses nothing unless a loaded machine starves the receiver.
@@ -220,33 +180,13 @@ fn udp_rate_is_held_and_loss_is_zero_below_capacity() {
 fn secret_is_required_and_checked() {
     let s = server_with(|c| c.secret = Some("s3cret".into()));
     let port = s.addr.port().to_string();
-    let o = run(&["net", "TCP_RR", "127.0.0.1", "-p", &port, "-t", "0.2s"]);
+    let o = net(&port, "TCP_RR", &["-t", "0.2s"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("--secret"), "{}", stderr(&o));
-    let o = run(&[
-        "net",
-        "TCP_RR",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "-t",
-        "0.2s",
-        "--secret",
-        "wrong",
-    ]);
+    let o = net(&port, "TCP_RR", &["-t", "0.2s", "--secret", "wrong"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("secret"), "{}", stderr(&o));
-    let o = run(&[
-        "net",
-        "TCP_RR",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "-t",
-        "0.2s",
-        "--secret",
-        "s3cret",
-    ]);
+    let o = net(&port, "TCP_RR", &["-t", "0.2s", "--secret", "s3cret"]);
     assert!(o.status.success(), "{}", stderr(&o));
     s.stop();
 }
@@ -269,8 +209,7 @@ fn limits_are_enforced_with_clear_messages() {
         } else {
             "TCP_STREAM"
         };
-        let mut a = vec!["net", test, "127.0.0.1", "-p", &port];
-        a.extend(args);
+        let a = net_args(&port, test, &args);
         let o = run(&a);
         assert_eq!(o.status.code(), Some(1), "{a:?}");
         assert!(stderr(&o).contains(words), "{a:?}: {}", stderr(&o));
@@ -285,16 +224,7 @@ fn several_clients_at_once() {
     let children: Vec<_> = (0..3)
         .map(|_| {
             common::hostbench()
-                .args([
-                    "net",
-                    "TCP_STREAM",
-                    "127.0.0.1",
-                    "-p",
-                    &port,
-                    "-t",
-                    "1s",
-                    "--json",
-                ])
+                .args(net_args(&port, "TCP_STREAM", &["-t", "1s", "--json"]))
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
@@ -313,12 +243,12 @@ fn busy_server_says_so() {
     let s = server_with(|c| c.limits.max_tests = 1);
     let port = s.addr.port().to_string();
     let first = common::hostbench()
-        .args(["net", "TCP_RR", "127.0.0.1", "-p", &port, "-t", "2s"])
+        .args(net_args(&port, "TCP_RR", &["-t", "2s"]))
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(700));
-    let o = run(&["net", "TCP_RR", "127.0.0.1", "-p", &port, "-t", "0.2s"]);
+    let o = net(&port, "TCP_RR", &["-t", "0.2s"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("busy"), "{}", stderr(&o));
     let _ = first.wait_with_output();
@@ -332,7 +262,7 @@ fn faults_end_in_bounded_time_with_clear_errors() {
     let port = free.local_addr().unwrap().port().to_string();
     drop(free);
     let t = Instant::now();
-    let o = run(&["net", "TCP_STREAM", "127.0.0.1", "-p", &port, "-t", "1s"]);
+    let o = net(&port, "TCP_STREAM", &["-t", "1s"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("refused"), "{}", stderr(&o));
     assert!(t.elapsed() < Duration::from_secs(5));
@@ -350,7 +280,7 @@ fn faults_end_in_bounded_time_with_clear_errors() {
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = silent.local_addr().unwrap().port().to_string();
     let t = Instant::now();
-    let o = run(&["net", "TCP_RR", "127.0.0.1", "-p", &port, "-t", "1s"]);
+    let o = net(&port, "TCP_RR", &["-t", "1s"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("hostbench server"), "{}", stderr(&o));
     assert!(t.elapsed() < Duration::from_secs(15));
@@ -391,29 +321,11 @@ fn server_survives_garbage_and_silence_and_keeps_serving() {
         held.push(c);
         if i == 500 {
             // A real client in the middle of the flood.
-            let j = json_run(&[
-                "net",
-                "TCP_RR",
-                "127.0.0.1",
-                "-p",
-                &port,
-                "-t",
-                "0.3s",
-                "--json",
-            ]);
+            let j = net_json(&port, "TCP_RR", &["-t", "0.3s", "--json"]);
             assert!(metric(&j, "transactions") > 0.0);
         }
     }
-    let j = json_run(&[
-        "net",
-        "TCP_STREAM",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "-t",
-        "0.3s",
-        "--json",
-    ]);
+    let j = net_json(&port, "TCP_STREAM", &["-t", "0.3s", "--json"]);
     assert!(metric(&j, "bytes_received") > 0.0);
     // The server closes every one of them in bounded time.
     for c in &held {
@@ -432,16 +344,7 @@ fn server_survives_garbage_and_silence_and_keeps_serving() {
     }
     assert!(start.elapsed() < Duration::from_secs(60));
     drop(held);
-    let j = json_run(&[
-        "net",
-        "UDP_RR",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "-t",
-        "0.3s",
-        "--json",
-    ]);
+    let j = net_json(&port, "UDP_RR", &["-t", "0.3s", "--json"]);
     assert!(metric(&j, "transactions") > 0.0);
     s.stop();
 }
@@ -465,7 +368,7 @@ fn client_dying_mid_test_frees_the_server() {
         // The one test slot comes back once the server notices.
         let t = Instant::now();
         loop {
-            let o = run(&["net", "TCP_RR", "127.0.0.1", "-p", &port, "-t", "0.2s"]);
+            let o = net(&port, "TCP_RR", &["-t", "0.2s"]);
             if o.status.success() {
                 break;
             }
@@ -525,18 +428,7 @@ fn server_dying_mid_test_ends_the_client() {
 fn server_bandwidth_limit_paces_what_it_sends() {
     let s = server_with(|c| c.limits.max_rate_bps = 80_000_000);
     let port = s.addr.port().to_string();
-    let j = json_run(&[
-        "net",
-        "TCP_MAERTS",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "-t",
-        "1s",
-        "-P",
-        "2",
-        "--json",
-    ]);
+    let j = net_json(&port, "TCP_MAERTS", &["-t", "1s", "-P", "2", "--json"]);
     let bps = metric(&j, "throughput") * 8.0;
     assert!(bps < 80e6 * 1.1 && bps > 80e6 * 0.5, "{bps}");
     s.stop();

@@ -135,13 +135,13 @@ fn run_test(o: &Options, out: &mut Out, doc: &mut Doc) -> Result<Value, String> 
                 // No state byte yet: drive the test when it runs.
                 if let Some(e) = engine.as_mut() {
                     if let Some(rows) = e.poll() {
-                        report_interval(o, out, doc, &rows, &roles);
+                        report_interval(o, out, &mut doc.intervals, &rows, &roles);
                     }
                     if !ended && test_over(o, e) {
                         ended = true;
                         e.stop_senders();
                         if let Some(rows) = e.last_interval() {
-                            report_interval(o, out, doc, &rows, &roles);
+                            report_interval(o, out, &mut doc.intervals, &rows, &roles);
                         }
                         e.drain_senders(Duration::from_secs(5));
                         wire::write_state(&mut ctl, wire::TEST_END)
@@ -521,22 +521,24 @@ pub fn stream_result(r: &Row) -> StreamResult {
     }
 }
 
-fn report_interval(
+/// One interval: kept for the JSON document, or printed (a separator between
+/// multi-stream blocks). Client and server report intervals the same way.
+pub(super) fn report_interval(
     o: &Options,
     out: &mut Out,
-    doc: &mut Doc,
+    intervals: &mut Vec<Value>,
     rows: &[Row],
     roles: &[&'static str],
 ) {
     if o.json {
-        doc.intervals.push(json::interval(rows));
+        intervals.push(json::interval(rows));
         return;
     }
-    if rows.len() > 1 && !doc.intervals.is_empty() {
+    if rows.len() > 1 && !intervals.is_empty() {
         out.line(output::SEPARATOR);
     }
     // Interval counting for the separator rule; text mode keeps no document.
-    doc.intervals.push(Value::Null);
+    intervals.push(Value::Null);
     out.line(&output::interval_block(rows, roles, o.units));
 }
 
@@ -564,17 +566,7 @@ fn closing(
                 id: r.id,
                 ..Default::default()
             });
-        let local = Side {
-            fd: r.fd,
-            end: r.end,
-            bytes: r.delta.bytes,
-            retransmits: r.delta.retransmits.filter(|_| r.sender && !r.udp),
-            jitter_s: r.delta.jitter_s,
-            lost: r.delta.lost,
-            packets: r.delta.packets,
-            out_of_order: r.delta.out_of_order,
-            rtt: if r.sender { e.rtt_stats(i) } else { None },
-        };
+        let local = Side::local(r, e.rtt_stats(i));
         let other = Side::from_remote(r.fd, &theirs);
         let (snd, rcv) = if r.sender {
             (local, other)

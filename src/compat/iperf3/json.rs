@@ -148,6 +148,21 @@ pub struct Side {
 }
 
 impl Side {
+    /// This end's figures for one stream over the whole test; `rtt` only from a sender.
+    pub fn local(r: &Row, rtt: Option<(u64, u64, u64, u64)>) -> Side {
+        Side {
+            fd: r.fd,
+            end: r.end,
+            bytes: r.delta.bytes,
+            retransmits: r.delta.retransmits.filter(|_| r.sender && !r.udp),
+            jitter_s: r.delta.jitter_s,
+            lost: r.delta.lost,
+            packets: r.delta.packets,
+            out_of_order: r.delta.out_of_order,
+            rtt: rtt.filter(|_| r.sender),
+        }
+    }
+
     pub fn from_remote(fd: i32, r: &StreamResult) -> Side {
         Side {
             fd,

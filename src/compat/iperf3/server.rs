@@ -2,7 +2,7 @@
 //! iperf3), every data stream on the one port, then the next test. A client that
 //! vanishes ends the test within a few seconds instead of leaving the server "busy".
 
-use super::client::{apply_tcp_opts, ip_text, stream_result};
+use super::client::{apply_tcp_opts, ip_text, report_interval, stream_result};
 use super::engine::Engine;
 use super::json::{self, Side};
 use super::output::{self, Closing, Line, SERVER_BANNER};
@@ -12,7 +12,7 @@ use super::{Options, Out};
 use crate::measure::cputime::CpuTime;
 use crate::measure::stop_requested;
 use crate::net::Family;
-use serde_json::{Value, json};
+use serde_json::json;
 use socket2::{Domain, Protocol, Type};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
@@ -267,7 +267,6 @@ fn serve_one(
     });
     let idle = o.rcv_timeout.max(Duration::from_secs(1));
     let mut intervals = Vec::new();
-    let mut printed = 0usize;
     let _ = ctl.set_read_timeout(Some(Duration::from_millis(2)));
     let _ = listener.set_nonblocking(true);
     let (mut last_bytes, mut last_move) = (0u64, Instant::now());
@@ -289,15 +288,7 @@ fn serve_one(
             Err(_) => break Err("the client has unexpectedly closed the connection".into()),
         }
         if let Some(rows) = engine.poll() {
-            if o.json {
-                intervals.push(json::interval(&rows));
-            } else {
-                if rows.len() > 1 && printed > 0 {
-                    out.line(output::SEPARATOR);
-                }
-                out.line(&output::interval_block(&rows, &tags, o.units));
-                printed += 1;
-            }
+            report_interval(o, out, &mut intervals, &rows, &tags);
         }
         // A second client while this test runs is turned away, as iperf3 does.
         if let Ok((s, _)) = listener.accept() {
@@ -322,14 +313,7 @@ fn serve_one(
     };
     engine.stop_senders();
     if let Some(rows) = engine.last_interval() {
-        if o.json {
-            intervals.push(json::interval(&rows));
-        } else {
-            if rows.len() > 1 && printed > 0 {
-                out.line(output::SEPARATOR);
-            }
-            out.line(&output::interval_block(&rows, &tags, o.units));
-        }
+        report_interval(o, out, &mut intervals, &rows, &tags);
     }
     engine.join();
     for s in &engine.streams {
@@ -369,17 +353,7 @@ fn serve_one(
     let mut end_streams = Vec::new();
     let mut sides = Vec::new();
     for (i, r) in totals.iter().enumerate() {
-        let side = Side {
-            fd: r.fd,
-            end: r.end,
-            bytes: r.delta.bytes,
-            retransmits: r.delta.retransmits.filter(|_| r.sender && !r.udp),
-            jitter_s: r.delta.jitter_s,
-            lost: r.delta.lost,
-            packets: r.delta.packets,
-            out_of_order: r.delta.out_of_order,
-            rtt: if r.sender { engine.rtt_stats(i) } else { None },
-        };
+        let side = Side::local(r, engine.rtt_stats(i));
         let line = Line {
             end: r.end,
             bytes: r.delta.bytes,
@@ -436,7 +410,6 @@ fn serve_one(
     // IPERF_DONE, or the client simply closing: either ends the test.
     let _ = ctl.set_read_timeout(Some(Duration::from_secs(2)));
     let _ = wire::read_state(&mut ctl);
-    let _: Value = Value::Null;
     Ok(())
 }
 

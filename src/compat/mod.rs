@@ -4,6 +4,7 @@
 
 pub mod dd;
 pub mod fio;
+mod getopt;
 pub mod iperf3;
 pub mod netperf;
 pub mod netserver;

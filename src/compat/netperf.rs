@@ -7,6 +7,7 @@
 //! TCP_STREAM number is the sender's); CPU utilisation (`-c`/`-C`) is the CPU time of
 //! the processes doing the test, as a share of all CPUs, not /proc/stat's whole system.
 
+use super::getopt::ShortOpts;
 use crate::model::Outcome;
 use crate::net::client::{self, ClientSpec};
 use crate::net::protocol::TestRequest;
@@ -110,24 +111,12 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
     let split = args.iter().position(|a| a == "--").unwrap_or(args.len());
     let (global, test) = (&args[..split], args.get(split + 1..).unwrap_or(&[]));
     let mut units_given = false;
-    let mut i = 0;
-    // Options whose value is optional (-c, -C take an optional rate).
-    let optional = |i: usize, list: &[String]| list.get(i).filter(|v| !v.starts_with('-')).cloned();
-    while i < global.len() {
-        let a = global[i].as_str();
-        let (flag, inline) = if a.len() > 2 && a.starts_with('-') && !a.starts_with("--") {
-            (&a[..2], Some(a[2..].to_string()))
-        } else {
-            (a, None)
-        };
-        let value = |i: &mut usize| -> Result<String, String> {
-            if let Some(v) = inline.clone() {
-                return Ok(v);
-            }
-            *i += 1;
-            global
-                .get(*i)
-                .cloned()
+    let mut opts = ShortOpts::new(global);
+    while let Some(opt) = opts.next_opt() {
+        let flag = opt.flag;
+        let mut value = || {
+            opts.value(&opt)
+                .map(str::to_string)
                 .ok_or_else(|| fail(&format!("option {flag} requires an argument")))
         };
         match flag {
@@ -140,7 +129,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 return Err(String::new());
             }
             "-H" => {
-                let v = value(&mut i)?;
+                let v = value()?;
                 let (h, fam) = v.split_once(',').unwrap_or((&v, ""));
                 o.host = h.to_string();
                 match fam {
@@ -150,7 +139,7 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 }
             }
             "-l" => {
-                let v = value(&mut i)?;
+                let v = value()?;
                 o.length = v
                     .trim()
                     .parse()
@@ -160,20 +149,20 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 }
             }
             "-t" => {
-                let v = value(&mut i)?;
+                let v = value()?;
                 o.test = TestKind::parse(&v).ok_or_else(|| {
                     fail(&format!("test '{v}' is not supported: use TCP_STREAM, TCP_MAERTS, TCP_RR, TCP_CRR, UDP_STREAM or UDP_RR"))
                 })?;
             }
             "-p" => {
-                let v = value(&mut i)?;
+                let v = value()?;
                 let port = v.split(',').next().unwrap_or("");
                 o.port = port
                     .parse()
                     .map_err(|_| fail(&format!("invalid port '{v}'")))?;
             }
             "-f" => {
-                let v = value(&mut i)?;
+                let v = value()?;
                 let c = v.chars().next().unwrap_or(' ');
                 if !"GMKgmk".contains(c) || v.len() != 1 {
                     return Err(fail(&format!(
@@ -184,27 +173,24 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 units_given = true;
             }
             "-P" => {
-                let v = value(&mut i)?;
+                let v = value()?;
                 o.headers = v.trim() != "0";
             }
             "-v" => {
-                let v = value(&mut i)?;
+                let v = value()?;
                 o.verbosity = v
                     .trim()
                     .parse()
                     .map_err(|_| fail(&format!("invalid verbosity '{v}'")))?;
             }
+            // The CPU rate that may follow is netperf's calibration: not needed here.
             "-c" => {
                 o.local_cpu = true;
-                if inline.is_none() && optional(i + 1, global).is_some() {
-                    i += 1;
-                }
+                let _ = opts.optional(&opt);
             }
             "-C" => {
                 o.remote_cpu = true;
-                if inline.is_none() && optional(i + 1, global).is_some() {
-                    i += 1;
-                }
+                let _ = opts.optional(&opt);
             }
             "-4" => o.family = Family::V4,
             "-6" => o.family = Family::V6,
@@ -212,44 +198,34 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             // Accepted for compatibility; the value has no effect here.
             "-L" | "-T" | "-I" | "-i" | "-o" | "-O" | "-a" | "-A" | "-b" | "-w" | "-W" | "-Z"
             | "-F" | "-n" => {
-                let _ = value(&mut i)?;
+                let _ = value()?;
             }
             other => return Err(fail(&format!("invalid option -- '{other}'"))),
         }
-        i += 1;
     }
-    let mut i = 0;
-    while i < test.len() {
-        let a = test[i].as_str();
-        let (flag, inline) = if a.len() > 2 && a.starts_with('-') {
-            (&a[..2], Some(a[2..].to_string()))
-        } else {
-            (a, None)
-        };
-        let value = |i: &mut usize| -> Result<String, String> {
-            if let Some(v) = inline.clone() {
-                return Ok(v);
-            }
-            *i += 1;
-            test.get(*i)
-                .cloned()
+    let mut opts = ShortOpts::new(test);
+    while let Some(opt) = opts.next_opt() {
+        let flag = opt.flag;
+        let mut value = || {
+            opts.value(&opt)
+                .map(str::to_string)
                 .ok_or_else(|| fail(&format!("test option {flag} requires an argument")))
         };
         match flag {
-            "-m" => o.send_size = pair(&value(&mut i)?, "send size")?.0,
-            "-M" => o.recv_size = pair(&value(&mut i)?, "receive size")?.0,
+            "-m" => o.send_size = pair(&value()?, "send size")?.0,
+            "-M" => o.recv_size = pair(&value()?, "receive size")?.0,
             "-s" => {
-                let (a, b) = pair(&value(&mut i)?, "local socket size")?;
+                let (a, b) = pair(&value()?, "local socket size")?;
                 o.local_sndbuf = a.unwrap_or(0);
                 o.local_rcvbuf = b.unwrap_or(0);
             }
             "-S" => {
-                let (a, b) = pair(&value(&mut i)?, "remote socket size")?;
+                let (a, b) = pair(&value()?, "remote socket size")?;
                 o.remote_sndbuf = a.unwrap_or(0);
                 o.remote_rcvbuf = b.unwrap_or(0);
             }
             "-r" => {
-                let (a, b) = pair(&value(&mut i)?, "request/response size")?;
+                let (a, b) = pair(&value()?, "request/response size")?;
                 o.request = a.unwrap_or(1);
                 o.response = b.unwrap_or(o.request);
             }
@@ -257,14 +233,8 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             "-4" => o.family = Family::V4,
             "-6" => o.family = Family::V6,
             "-o" | "-O" | "-k" => {
-                let list = match &inline {
-                    Some(v) => Some(v.clone()),
-                    None => test.get(i + 1).filter(|v| !v.starts_with('-')).cloned(),
-                };
-                if inline.is_none() && list.is_some() {
-                    i += 1;
-                }
-                let names = list
+                let names = opts
+                    .optional(&opt)
                     .map(|l| {
                         l.split(',')
                             .map(|s| s.trim().to_ascii_uppercase())
@@ -276,11 +246,10 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             }
             // -R (allow routing), -P (data ports), -p (port range), -K (congestion), -T.
             "-R" | "-P" | "-p" | "-K" | "-T" | "-b" | "-c" | "-n" | "-N" => {
-                let _ = value(&mut i)?;
+                let _ = value()?;
             }
             other => return Err(fail(&format!("invalid test option -- '{other}'"))),
         }
-        i += 1;
     }
     if !units_given && o.test.is_rr() {
         o.units = 'x';

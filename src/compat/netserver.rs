@@ -3,6 +3,7 @@
 //! and keeps serving in the background; `-D` keeps it in the foreground). It serves the
 //! netperf personality and `hostbench net`, several clients at once.
 
+use super::getopt::ShortOpts;
 use super::netperf::NETSERVER_PORT;
 use crate::net::server::{Server, ServerConfig};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -26,34 +27,25 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
         family: None,
         verbose: false,
     };
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].as_str();
-        let (flag, inline) = if a.len() > 2 && a.starts_with('-') {
-            (&a[..2], Some(a[2..].to_string()))
-        } else {
-            (a, None)
-        };
-        let value = |i: &mut usize| -> Result<String, String> {
-            if let Some(v) = inline.clone() {
-                return Ok(v);
-            }
-            *i += 1;
-            args.get(*i)
-                .cloned()
+    let mut opts = ShortOpts::new(args);
+    while let Some(opt) = opts.next_opt() {
+        let flag = opt.flag;
+        let mut value = || {
+            opts.value(&opt)
+                .map(str::to_string)
                 .ok_or_else(|| format!("netserver: option {flag} requires an argument\n{USAGE}"))
         };
         match flag {
             "-h" => return Ok(None),
             "-D" => o.foreground = true,
             "-p" => {
-                let v = value(&mut i)?;
+                let v = value()?;
                 o.port = v
                     .parse()
                     .map_err(|_| format!("netserver: invalid port '{v}'\n{USAGE}"))?;
             }
             "-L" => {
-                let v = value(&mut i)?;
+                let v = value()?;
                 let (name, fam) = v.split_once(',').unwrap_or((&v, ""));
                 let ip = crate::net::resolve(name, 0, crate::net::Family::Any)
                     .map_err(|e| format!("netserver: -L {v}: {e}\n"))?;
@@ -67,16 +59,15 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             "-4" => o.family = Some(4),
             "-6" => o.family = Some(6),
             "-v" => {
-                let _ = value(&mut i)?;
+                let _ = value()?;
                 o.verbose = true;
             }
             "-d" | "-f" | "-N" => {}
             "-Z" => {
-                let _ = value(&mut i)?;
+                let _ = value()?;
             }
             other => return Err(format!("netserver: invalid option -- '{other}'\n{USAGE}")),
         }
-        i += 1;
     }
     Ok(Some(o))
 }

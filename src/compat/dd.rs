@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Default, Clone, PartialEq)]
-struct Args {
+pub(super) struct Args {
     input: Option<String>,
     output: Option<String>,
     ibs: usize,
@@ -63,7 +63,7 @@ enum Status {
 
 /// A usage error, printed as GNU dd prints it; exit code 1.
 #[derive(Debug, PartialEq)]
-struct Usage {
+pub(super) struct Usage {
     message: String,
     hint: bool,
 }
@@ -124,7 +124,7 @@ fn parse_flags(value: &str, what: &str) -> Result<Flags, Usage> {
     Ok(f)
 }
 
-fn parse(args: &[String]) -> Result<Args, Usage> {
+pub(super) fn parse(args: &[String]) -> Result<Args, Usage> {
     let mut a = Args {
         ibs: 512,
         obs: 512,

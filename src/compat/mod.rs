@@ -2,6 +2,8 @@
 //! folder) per peer. They translate to workload specs and render outcomes; no
 //! measurement logic lives here.
 
+#[cfg(test)]
+mod argv_fuzz;
 pub mod dd;
 pub mod fio;
 mod getopt;

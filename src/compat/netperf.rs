@@ -19,7 +19,7 @@ use std::process::ExitCode;
 pub const NETSERVER_PORT: u16 = 12865;
 
 #[derive(Debug, Clone)]
-struct Options {
+pub(super) struct Options {
     host: String,
     family: Family,
     port: u16,
@@ -85,7 +85,7 @@ fn pair(s: &str, what: &str) -> Result<(Option<u64>, Option<u64>), String> {
     Ok((a, b))
 }
 
-fn parse(args: &[String]) -> Result<Option<Options>, String> {
+pub(super) fn parse(args: &[String]) -> Result<Option<Options>, String> {
     let mut o = Options {
         host: "localhost".into(),
         family: Family::Any,

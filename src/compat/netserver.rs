@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 const USAGE: &str = "\nUsage: netserver [options] \n\nOptions:\n    -h                Display this text\n    -D                Do not daemonize\n    -L name,family    Use name to pick listen address and family for family\n    -p portnum        Listen for connect requests on portnum.\n    -4                Do IPv4\n    -6                Do IPv6\n    -v verbosity      Specify the verbosity level\n\nThis is hostbench's netserver personality: it serves hostbench's netperf.\n";
 
-struct Options {
+pub(super) struct Options {
     port: u16,
     foreground: bool,
     bind: Option<IpAddr>,
@@ -19,7 +19,7 @@ struct Options {
     verbose: bool,
 }
 
-fn parse(args: &[String]) -> Result<Option<Options>, String> {
+pub(super) fn parse(args: &[String]) -> Result<Option<Options>, String> {
     let mut o = Options {
         port: NETSERVER_PORT,
         foreground: false,

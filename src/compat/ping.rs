@@ -11,14 +11,14 @@ use std::time::Duration;
 
 const USAGE: &str = "\nUsage\n  ping [options] <destination>\n\nOptions:\n  -c <count>         stop after <count> replies\n  -i <interval>      seconds between sending each packet\n  -q                 quiet output\n  -s <size>          use <size> as number of data bytes to be sent\n  -W <timeout>       time to wait for response\n  -w <deadline>      reply wait <deadline> in seconds\n  -4                 use IPv4\n  -6                 use IPv6\n  --tcp <port>       time TCP connects to <port> instead of ICMP (hostbench)\n  --json             print hostbench's result model as JSON\n";
 
-struct Options {
+pub(super) struct Options {
     spec: PingSpec,
     quiet: bool,
     json: bool,
     deadline: Option<Duration>,
 }
 
-fn parse(args: &[String]) -> Result<Options, String> {
+pub(super) fn parse(args: &[String]) -> Result<Options, String> {
     let mut spec = PingSpec {
         host: String::new(),
         family: Family::Any,

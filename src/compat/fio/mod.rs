@@ -56,7 +56,7 @@ struct Formats {
 }
 
 #[derive(Debug, Default)]
-struct Invocation {
+pub(in crate::compat) struct Invocation {
     formats: Formats,
     output: Option<PathBuf>,
     job_files: Vec<PathBuf>,
@@ -144,7 +144,7 @@ fn parse_formats(v: &str) -> Result<Formats, String> {
 }
 
 /// `None` when the invocation only asked for help or the version.
-fn parse_args(args: &[String]) -> Result<Option<Invocation>, String> {
+pub(in crate::compat) fn parse_args(args: &[String]) -> Result<Option<Invocation>, String> {
     let mut inv = Invocation::default();
     let mut i = 0;
     while i < args.len() {

@@ -242,7 +242,7 @@ const FLAGS: &[(&str, char)] = &[
     ("timestamps", '\0'),
 ];
 
-enum Parsed {
+pub(in crate::compat) enum Parsed {
     Run(Box<Options>),
     Help,
     Version,
@@ -309,7 +309,7 @@ fn split_args(args: &[String]) -> Result<Vec<(String, Option<String>)>, String> 
     Ok(out)
 }
 
-fn parse(args: &[String]) -> Result<Parsed, String> {
+pub(in crate::compat) fn parse(args: &[String]) -> Result<Parsed, String> {
     let mut o = Options::default();
     let mut time_given = false;
     for (name, value) in split_args(args)? {

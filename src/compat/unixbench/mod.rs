@@ -16,7 +16,7 @@ use std::process::ExitCode;
 pub const QUICK_SECONDS_VAR: &str = "HOSTBENCH_UNIXBENCH_QUICK_SECONDS";
 
 #[derive(Debug, Clone, PartialEq)]
-struct Args {
+pub(in crate::compat) struct Args {
     /// 0 quiet, 1 normal, 2 verbose.
     verbose: u8,
     iterations: Option<u32>,
@@ -40,7 +40,7 @@ fn usage() -> String {
     format!("{USAGE}\n             {}\n", catalogue::known_names())
 }
 
-fn parse(words: &[String]) -> Result<Args, String> {
+pub(in crate::compat) fn parse(words: &[String]) -> Result<Args, String> {
     let mut args = Args {
         verbose: 1,
         iterations: None,

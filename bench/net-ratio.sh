@@ -41,27 +41,6 @@ sleep 1
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 
-# compare2 NAME READ-OURS READ-PEER HOSTBENCH-COMMAND... -- PEER-COMMAND...
-# (bench/lib.sh's compare_case with one reader per side: the reports differ.)
-compare2() {
-  local name=$1 read_ours=$2 read_peer=$3
-  shift 3
-  local ours=() peer=()
-  while [ "$1" != "--" ]; do ours+=("$1"); shift; done
-  shift
-  peer=("$@")
-  local a=() b=()
-  for _ in $(seq "$RUNS"); do
-    a+=("$("${ours[@]}" 2>/dev/null | eval "$read_ours")")
-    b+=("$("${peer[@]}" 2>/dev/null | eval "$read_peer")")
-  done
-  local ma mb
-  ma=$(printf '%s\n' "${a[@]}" | median)
-  mb=$(printf '%s\n' "${b[@]}" | median)
-  printf '%-36s %12.2f %12.2f %8.3f   (hostbench: %s; peer: %s)\n' "$name" "$ma" "$mb" \
-    "$(awk -v x="$ma" -v y="$mb" 'BEGIN {print x/y}')" "${a[*]}" "${b[*]}"
-}
-
 # Readers: each prints one number from a report on stdin.
 net_gbps="python3 -c 'import json,sys; j=json.load(sys.stdin); print([m[\"value\"] for m in j[\"metrics\"] if m[\"name\"]==\"throughput\"][0]*8/1e9)'"
 net_tps="python3 -c 'import json,sys; j=json.load(sys.stdin); print([m[\"value\"] for m in j[\"metrics\"] if m[\"name\"]==\"transactions_per_sec\"][0])'"
@@ -73,7 +52,7 @@ run_case() {
   local name=$1
   shift
   [[ $name =~ $CASES ]] || return 0
-  compare2 "$name" "$@"
+  compare_readers "$name" "$@"
 }
 
 printf '%-36s %12s %12s %8s\n' "case" "hostbench" "peer" "ratio"

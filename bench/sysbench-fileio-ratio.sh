@@ -37,7 +37,7 @@ cases=(
 # shellcheck source=bench/lib.sh
 . "$OLDPWD/bench/lib.sh"
 
-printf '%-34s %12s %12s %8s\n' "case" "hostbench" "sysbench" "ratio"
+printf '%-36s %12s %12s %8s\n' "case" "hostbench" "sysbench" "ratio"
 for c in "${cases[@]}"; do
   IFS='|' read -r name args field <<<"$c"
   [[ $name =~ $CASES ]] || continue

@@ -32,7 +32,7 @@ cases=(
 extract_eps="awk '/events per second:/ {print \$4}'"
 extract_mib="sed -n 's/.*MiB transferred (\\([0-9.]*\\) MiB\\/sec).*/\\1/p'"
 
-printf '%-34s %12s %12s %8s\n' "case" "hostbench" "sysbench" "ratio"
+printf '%-36s %12s %12s %8s\n' "case" "hostbench" "sysbench" "ratio"
 for c in "${cases[@]}"; do
   IFS='|' read -r name args what <<<"$c"
   [[ $name =~ $CASES ]] || continue

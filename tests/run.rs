@@ -11,9 +11,8 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// Runs a command, killed after `limit` so a hang fails the test instead of blocking;
-/// returns its output and its pid.
-fn bounded(mut cmd: Command, limit: Duration) -> (Output, u32) {
+/// Runs a command, killed after `limit` so a hang fails the test instead of blocking.
+fn bounded(mut cmd: Command, limit: Duration) -> Output {
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -40,12 +39,11 @@ fn bounded(mut cmd: Command, limit: Duration) -> (Output, u32) {
         }
         std::thread::sleep(Duration::from_millis(100));
     };
-    let output = Output {
+    Output {
         status,
         stdout: out.join().unwrap(),
         stderr: err.join().unwrap(),
-    };
-    (output, child.id())
+    }
 }
 
 fn summary_line<'a>(v: &'a Value, area: &str) -> &'a Value {
@@ -102,17 +100,25 @@ fn assert_local_areas(v: &Value) {
     );
 }
 
-/// No redis-server started by the hostbench process `pid` is still running.
-fn assert_no_redis_left(pid: u32) {
-    let marker = format!("hostbench-redis-{pid}");
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let cmdline = String::from_utf8_lossy(&cmdline);
-        assert!(
-            !cmdline.contains(&marker),
-            "redis-server left running: {cmdline}"
-        );
-    }
+/// The redis-server the run started (its port is in the outcome's note) is gone.
+fn assert_redis_stopped(redis: &Value) {
+    let note = redis["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .find(|n| n.contains("redis-server started for this run"))
+        .unwrap_or_else(|| panic!("no note about the server in {}", redis["notes"]));
+    let port: u16 = note
+        .split("127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {note:?}"));
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "redis-server still answers on port {port}"
+    );
 }
 
 /// `hostbench net serve` on a free loopback port, killed when dropped.
@@ -169,7 +175,7 @@ fn quick_run_against_a_peer_covers_every_area() {
         .args(["--peer", &peer])
         .arg("--dir")
         .arg(dir.path());
-    let (out, pid) = bounded(cmd, Duration::from_secs(600));
+    let out = bounded(cmd, Duration::from_secs(600));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     assert_eq!(
@@ -200,8 +206,9 @@ fn quick_run_against_a_peer_covers_every_area() {
     let redis = summary_line(&v, "redis");
     if common::have("redis-server") {
         assert_eq!(redis["status"], "ok", "{redis}");
-        assert!(metric(outcome(&v, "redis", None), "ops_per_sec") > 0.0);
-        assert_no_redis_left(pid);
+        let redis = outcome(&v, "redis", None);
+        assert!(metric(redis, "ops_per_sec") > 0.0);
+        assert_redis_stopped(redis);
     } else {
         eprintln!("redis-server is not installed: checking the skip note instead");
         assert_eq!(redis["status"], "skipped");
@@ -227,7 +234,7 @@ fn unreachable_redis_fails_its_step_and_the_rest_is_kept_and_saved() {
         .arg(&db)
         .arg("--dir")
         .arg(work.path());
-    let (out, _) = bounded(cmd, Duration::from_secs(600));
+    let out = bounded(cmd, Duration::from_secs(600));
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("redis step failed") && stderr(&out).contains("127.0.0.1:1"),
@@ -334,7 +341,7 @@ fn bad_peer_or_redis_exits_2_before_measuring() {
         cmd.args(["run", "--no-save", "--dir"])
             .arg(dir.path())
             .args(*args);
-        let (out, _) = bounded(cmd, Duration::from_secs(60));
+        let out = bounded(cmd, Duration::from_secs(60));
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");

@@ -160,20 +160,4 @@ fn ctrl_c_reports_what_was_measured() {
     assert!(metrics(&v, "events")[0]["value"].as_f64().unwrap() > 0.0);
 }
 
-#[test]
-fn main_job_quick_profile() {
-    let dir = tempfile::tempdir().unwrap();
-    let dir_arg = dir.path().to_str().unwrap();
-    let v = json(&["run", "--profile", "quick", "--dir", dir_arg, "--json"]);
-    let areas: Vec<_> = v["summary"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l["area"].clone())
-        .collect();
-    assert_eq!(areas, ["cpu", "memory", "disk"]);
-    // cpu, bandwidth, latency and the seven disk tests.
-    assert_eq!(v["outcomes"].as_array().unwrap().len(), 10);
-    let left = std::fs::read_dir(dir.path()).unwrap().count();
-    assert_eq!(left, 0, "disk files left behind");
-}
+// `hostbench run` (the main job) is tested in tests/run.rs.

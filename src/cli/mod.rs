@@ -37,7 +37,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// The whole evaluation of this host (CPU, memory, disk), with a verdict.
+    /// The whole evaluation of this host (CPU, memory, disk, network, Redis, index), with verdicts.
     Run(run::RunArgs),
     /// CPU speed: sysbench-comparable prime events, single-thread vs all threads.
     Cpu(cpu::CpuArgs),

@@ -4,19 +4,30 @@ use crate::measure::stop_requested;
 use crate::progress::{Expect, Progress};
 use crate::report;
 use crate::report::table::Table;
-use crate::suite::run::{Options, Profile, StepError, plan, summarise};
+use crate::suite::net_step::{Peer, parse_peer};
+use crate::suite::redis_url;
+use crate::suite::run::{Options, Problem, Profile, Status, StepError, plan, summarise_with};
 use clap::Args;
 use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// quick (under a minute), standard (several minutes) or full (about half an hour).
+    /// quick (about 90 s on 2 cores), standard (about 10 minutes) or full (about an hour).
     #[arg(long, value_enum, default_value = "quick")]
     profile: Profile,
-    /// Directory for the disk tests: hostbench makes a directory of its own under it
-    /// and removes it afterwards.
+    /// Directory for the disk and index tests: hostbench makes a directory of its own
+    /// under it and removes it afterwards.
     #[arg(long, default_value = ".", value_name = "DIR")]
     dir: std::path::PathBuf,
+    /// Measure the network path to a host running `hostbench net serve` (default port
+    /// 12866). Without it, the network step runs on loopback (this host's stack only).
+    #[arg(long, value_name = "HOST[:PORT]")]
+    peer: Option<String>,
+    /// Measure this Redis: redis://[user:password@]host[:port][/db] or unix:///path.
+    /// Without it, a redis-server is started for the step when one is installed.
+    /// Only keys under hostbench:run: are touched, and removed afterwards.
+    #[arg(long, value_name = "URL")]
+    redis: Option<String>,
     /// Print all results and the summary as one JSON document.
     #[arg(long)]
     json: bool,
@@ -28,14 +39,25 @@ pub struct RunArgs {
 
 pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
     let promise = args.expect.promise()?;
+    // Bad input costs no time: everything given is checked before the first step.
+    let peer = args.peer.as_deref().map(check_peer).transpose()?;
+    let redis = args
+        .redis
+        .as_deref()
+        .map(|u| redis_url::parse(u).map(|url| (u.to_string(), url)))
+        .transpose()
+        .map_err(CliError::Usage)?;
     args.save.check()?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let steps = plan(&Options {
         profile: args.profile,
         cpus,
         dir: args.dir.clone(),
+        peer,
+        redis,
     });
     let mut outcomes = Vec::new();
+    let mut problems = Vec::new();
     let mut failed = false;
     for (i, step) in steps.iter().enumerate() {
         if stop_requested() {
@@ -45,25 +67,36 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
         let progress = Progress::new(&label, Expect::Time(step.estimate()));
         let result = step.run(&progress);
         progress.finish();
-        match result {
-            Ok(done) => {
-                for outcome in done {
-                    if !args.json {
-                        println!("{}", report::text::outcome(&outcome));
-                    }
-                    outcomes.push(outcome);
-                }
-            }
+        let (done, problem) = match result {
+            Ok(done) => (done, None),
             Err(StepError::Spec(e)) => return Err(e.into()),
             Err(StepError::Disk(e)) if e.is_usage() => return Err(CliError::Usage(e.to_string())),
             // A failed step does not lose the others: say why and go on.
-            Err(StepError::Disk(e)) => {
-                eprintln!("hostbench: {} step failed: {e}", step.label());
-                failed = true;
+            Err(StepError::Disk(e)) => (vec![], Some((Status::Failed, e.to_string()))),
+            Err(StepError::Failed { message, kept }) => (kept, Some((Status::Failed, message))),
+            Err(StepError::Unavailable(why)) => (vec![], Some((Status::Skipped, why))),
+        };
+        for outcome in done {
+            if !args.json {
+                println!("{}", render(&outcome));
             }
+            outcomes.push(outcome);
+        }
+        if let Some((status, message)) = problem {
+            if status == Status::Failed {
+                eprintln!("hostbench: {} step failed: {message}", step.label());
+                failed = true;
+            } else {
+                eprintln!("hostbench: {} step skipped: {message}", step.label());
+            }
+            problems.push(Problem {
+                area: step.area(),
+                status,
+                message,
+            });
         }
     }
-    let summary = summarise(&outcomes);
+    let summary = summarise_with(&outcomes, &problems);
     let verdict = promise.as_ref().map(|p| args.expect.verdict(p, &outcomes));
     if args.json {
         println!(
@@ -93,4 +126,20 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
     Ok(finished(
         outcomes.iter().any(|o| o.interrupted) || stop_requested(),
     ))
+}
+
+/// A step's outcome as its own command prints it.
+fn render(o: &crate::model::Outcome) -> String {
+    match o.workload.as_str() {
+        "net" => crate::net::outcome::text(o),
+        _ => report::text::outcome(o),
+    }
+}
+
+/// `--peer` parses and its name resolves, or the run does not start.
+fn check_peer(text: &str) -> Result<Peer, CliError> {
+    let peer = parse_peer(text).map_err(CliError::Usage)?;
+    crate::net::resolve(&peer.host, peer.port, crate::net::Family::Any)
+        .map_err(|e| CliError::Usage(format!("--peer '{text}': {e}")))?;
+    Ok(peer)
 }

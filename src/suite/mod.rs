@@ -1,4 +1,9 @@
 //! Orchestration: the main job (`hostbench run`), compare and, later, soak and limits.
 
 pub mod compare;
+pub mod net_step;
+pub mod redis_server;
+pub mod redis_step;
+pub mod redis_url;
 pub mod run;
+pub mod summary;

@@ -1,30 +1,36 @@
-//! `hostbench run`: the whole evaluation of this host, step by step, ending with one
-//! line per area and a plain-language verdict. Areas come in as their workloads land
-//! (today: CPU and memory).
+//! `hostbench run`: the whole evaluation of this host, step by step — CPU, memory,
+//! disk, network, Redis and the UnixBench-style index — ending with one line per area
+//! and a plain-language verdict (`summary.rs`).
 
+use super::net_step::{self, NetPlan, Peer};
+use super::redis_step::{self, RedisPlan, RedisStepError};
+use super::redis_url::RedisUrl;
 use crate::measure::histogram::Layout;
 use crate::measure::runner::{Observer, RunOptions};
-use crate::measure::stop_requested;
-use crate::model::{Outcome, Tier};
+use crate::model::Outcome;
 use crate::workload::SpecError;
 use crate::workload::cpu::{self, CpuSpec};
 use crate::workload::disk::{self, DiskError, DiskSpec, STANDARD};
 use crate::workload::memory::bandwidth::{self, BandwidthSpec};
 use crate::workload::memory::block::{self, Access, BlockSpec, Oper, Scope};
 use crate::workload::memory::latency::{self, LatencySpec};
+use crate::workload::unixbench::{self, UnixbenchSpec, catalogue};
 use serde::Serialize;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use thiserror::Error;
+
+pub use super::summary::{Problem, Status, SummaryLine, summarise, summarise_with};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
-    /// Under a minute: short measurements, enough for a first look.
+    /// About 90 seconds on a 2-core host: short measurements, enough for a first look
+    /// (the index in quick mode: rough, not comparable with full runs).
     Quick,
-    /// A few minutes: the figures to compare hosts with.
+    /// About 10 minutes: the figures to compare hosts with.
     Standard,
-    /// About half an hour: long measurements that show throttling and noisy neighbours.
+    /// About an hour: long measurements that show throttling and noisy neighbours.
     Full,
 }
 
@@ -35,6 +41,9 @@ pub enum Step {
     Latency(LatencySpec),
     Block(BlockSpec),
     Disk(DiskSpec),
+    Net(NetPlan),
+    Redis(RedisPlan),
+    Index(UnixbenchSpec),
 }
 
 #[derive(Debug, Error)]
@@ -43,13 +52,24 @@ pub enum StepError {
     Spec(#[from] SpecError),
     #[error(transparent)]
     Disk(#[from] DiskError),
+    /// The step ran into an error; what it measured before is kept.
+    #[error("{message}")]
+    Failed { message: String, kept: Vec<Outcome> },
+    /// The step cannot run on this host; nothing is wrong with the run.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
-/// Where the job may write its disk test files.
+/// What the job is asked to do.
 pub struct Options {
     pub profile: Profile,
     pub cpus: usize,
+    /// Where the disk and index steps make their (removed afterwards) files.
     pub dir: PathBuf,
+    /// `--peer`: a `hostbench net serve` elsewhere; None = an in-process one on loopback.
+    pub peer: Option<Peer>,
+    /// `--redis`: the URL as given (for messages) and parsed; None = start redis-server.
+    pub redis: Option<(String, RedisUrl)>,
 }
 
 impl Step {
@@ -60,6 +80,18 @@ impl Step {
             Step::Latency(_) => "latency",
             Step::Block(_) => "mem-block",
             Step::Disk(_) => "disk",
+            Step::Net(_) => "network",
+            Step::Redis(_) => "redis",
+            Step::Index(_) => "index",
+        }
+    }
+
+    /// The summary area the step reports under.
+    pub fn area(&self) -> &'static str {
+        match self {
+            Step::Cpu(_) => "cpu",
+            Step::Bandwidth(_) | Step::Latency(_) | Step::Block(_) => "memory",
+            other => other.label(),
         }
     }
 
@@ -71,6 +103,9 @@ impl Step {
             Step::Latency(s) => s.time_per_size * 4 + Duration::from_secs(1),
             Step::Block(s) => s.run.time.unwrap_or_default(),
             Step::Disk(s) => s.tests.iter().map(|t| t.job.runtime + t.job.ramp).sum(),
+            Step::Net(p) => p.estimate(),
+            Step::Redis(p) => p.estimate(),
+            Step::Index(s) => index_estimate(s),
         }
     }
 
@@ -87,8 +122,70 @@ impl Step {
                     observer.tick(per_test[..i].iter().sum::<Duration>() + d, 0)
                 })?
             }
+            Step::Net(p) => net_step::run(p, observer).map_err(|f| StepError::Failed {
+                message: f.message,
+                kept: f.kept,
+            })?,
+            Step::Redis(p) => match redis_step::run(p, observer) {
+                Ok(o) => vec![o],
+                Err(RedisStepError::Unavailable(why)) => return Err(StepError::Unavailable(why)),
+                Err(RedisStepError::Failed(message)) => {
+                    return Err(StepError::Failed {
+                        message,
+                        kept: vec![],
+                    });
+                }
+            },
+            Step::Index(s) => vec![run_index(s, observer)?],
         })
     }
+}
+
+/// The index's programs run as child processes; the bar follows the clock.
+fn run_index(spec: &UnixbenchSpec, observer: &dyn Observer) -> Result<Outcome, StepError> {
+    let started_at = crate::host::now_rfc3339();
+    let clock = Instant::now();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let result = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                observer.tick(clock.elapsed(), 0);
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        });
+        let r = unixbench::run(spec, &unixbench::Quiet);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        r
+    });
+    let result = result.map_err(|e| match e {
+        unixbench::RunError::Spec(s) => StepError::Spec(s),
+        other => StepError::Failed {
+            message: other.to_string(),
+            kept: vec![],
+        },
+    })?;
+    Ok(unixbench::outcome::to_outcome(
+        spec,
+        &result,
+        crate::host::HostInfo::detect(),
+        &started_at,
+        clock.elapsed(),
+    ))
+}
+
+/// Programs' run time, passes and UnixBench's settling pauses between passes.
+fn index_estimate(spec: &UnixbenchSpec) -> Duration {
+    let per_copy_count: f64 = spec
+        .tests
+        .iter()
+        .filter_map(|n| catalogue::by_name(n))
+        .map(|t| {
+            let passes = spec.passes(&t) as f64;
+            let settle = if spec.quick { 0.0 } else { 3.0 };
+            passes * (spec.seconds(&t) + settle + 0.1)
+        })
+        .sum();
+    Duration::from_secs_f64(per_copy_count * spec.copies.len() as f64)
 }
 
 pub fn plan(options: &Options) -> Vec<Step> {
@@ -122,21 +219,9 @@ pub fn plan(options: &Options) -> Vec<Step> {
             seed: None,
         }),
     ];
-    let (disk_size, disk_runtime, disk_ramp) = match profile {
-        Profile::Quick => (256 << 20, Duration::from_secs(3), Duration::from_secs(1)),
-        Profile::Standard => (2 << 30, Duration::from_secs(20), Duration::from_secs(3)),
-        Profile::Full => (8 << 30, Duration::from_secs(60), Duration::from_secs(5)),
-    };
-    steps.push(Step::Disk(DiskSpec {
-        dir: options.dir.clone(),
-        size: disk_size,
-        tests: STANDARD
-            .iter()
-            .filter_map(|name| disk::standard_test(name, disk_runtime, disk_ramp, None, true))
-            .collect(),
-    }));
     if profile != Profile::Quick {
-        // The two sysbench memory figures the guides quote, for readers who compare.
+        // The two sysbench memory figures the guides quote, for readers who compare
+        // (with the other memory steps, so the areas come in the summary's order).
         for (oper, access) in [(Oper::Read, Access::Rnd), (Oper::Write, Access::Seq)] {
             steps.push(Step::Block(BlockSpec {
                 run: run(cpu_time / 3),
@@ -152,157 +237,139 @@ pub fn plan(options: &Options) -> Vec<Step> {
             }));
         }
     }
+    let (disk_size, disk_runtime, disk_ramp) = match profile {
+        Profile::Quick => (256 << 20, Duration::from_secs(3), Duration::from_secs(1)),
+        Profile::Standard => (2 << 30, Duration::from_secs(20), Duration::from_secs(3)),
+        Profile::Full => (8 << 30, Duration::from_secs(60), Duration::from_secs(5)),
+    };
+    steps.push(Step::Disk(DiskSpec {
+        dir: options.dir.clone(),
+        size: disk_size,
+        tests: STANDARD
+            .iter()
+            .filter_map(|name| disk::standard_test(name, disk_runtime, disk_ramp, None, true))
+            .collect(),
+    }));
+    let (net_time, pings, redis_time, redis_warmup) = match profile {
+        Profile::Quick => (
+            Duration::from_secs(2),
+            20,
+            Duration::from_secs(2),
+            Duration::from_millis(500),
+        ),
+        Profile::Standard => (
+            Duration::from_secs(10),
+            100,
+            Duration::from_secs(10),
+            Duration::from_secs(2),
+        ),
+        Profile::Full => (
+            Duration::from_secs(60),
+            600,
+            Duration::from_secs(60),
+            Duration::from_secs(5),
+        ),
+    };
+    steps.push(Step::Net(NetPlan {
+        peer: options.peer.clone(),
+        test_time: net_time,
+        pings,
+        ping_interval: Duration::from_millis(50),
+    }));
+    steps.push(Step::Redis(RedisPlan {
+        url: options.redis.clone(),
+        duration: redis_time,
+        warmup: redis_warmup,
+        cpus,
+    }));
+    steps.push(Step::Index(index_spec(options)));
     steps
 }
 
-/// One line of the closing summary.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct SummaryLine {
-    pub area: String,
-    pub headline: String,
-    pub verdict: String,
-}
-
-pub fn summarise(outcomes: &[Outcome]) -> Vec<SummaryLine> {
-    let mut lines = Vec::new();
-    if let Some(cpu) = outcomes.iter().find(|o| o.workload == "cpu") {
-        lines.push(cpu_line(cpu));
-    }
-    let bandwidth = outcomes
+/// Quick: every test for half a second, one pass, labelled not comparable. Standard:
+/// UnixBench's durations, one pass each, all CPUs' copies only (the one-copy figure
+/// would double the step's time; the CPU step has single-thread figures). Full:
+/// UnixBench's durations, `-i 6` (6 passes of the long tests, 2 of the short ones;
+/// UnixBench's 10 and 3 would take 50 minutes on their own), 1 copy and all.
+fn index_spec(options: &Options) -> UnixbenchSpec {
+    let cpus = options.cpus.max(1);
+    let both = if cpus > 1 { vec![1, cpus] } else { vec![1] };
+    let (copies, iterations, quick, seconds) = match options.profile {
+        Profile::Quick => (both, Some(1), true, Some(0.5)),
+        Profile::Standard => (vec![cpus], Some(1), false, None),
+        Profile::Full => (both, Some(6), false, None),
+    };
+    let tests = catalogue::expand("index")
+        .expect("the index group exists")
         .iter()
-        .find(|o| o.spec.get("mode").and_then(|m| m.as_str()) == Some("bandwidth"));
-    let latency = outcomes
-        .iter()
-        .find(|o| o.spec.get("mode").and_then(|m| m.as_str()) == Some("latency"));
-    if bandwidth.is_some() || latency.is_some() {
-        lines.push(memory_line(bandwidth, latency));
-    }
-    let disk: Vec<&Outcome> = outcomes.iter().filter(|o| o.workload == "disk").collect();
-    if !disk.is_empty() {
-        lines.push(disk_line(&disk));
-    }
-    if stop_requested() {
-        lines.push(SummaryLine {
-            area: "run".into(),
-            headline: "interrupted".into(),
-            verdict: "steps after the interruption did not run".into(),
-        });
-    }
-    lines
-}
-
-fn cpu_line(cpu: &Outcome) -> SummaryLine {
-    let eps: Vec<_> = cpu
-        .metrics
-        .iter()
-        .filter(|m| m.name == "events_per_sec")
-        .map(|m| format!("{} threads {:.0} events/s", m.threads.unwrap_or(1), m.value))
+        .map(|t| t.name)
         .collect();
-    let scaling = cpu.metric("scaling_efficiency", None).map(|m| m.value);
-    let mut headline = eps.join(", ").replacen("1 threads", "1 thread", 1);
-    if let Some(s) = scaling {
-        headline += &format!(", scaling {:.0} %", s * 100.0);
-    }
-    let verdict = match scaling {
-        None => "single CPU: no scaling to judge".into(),
-        Some(s) if s >= 0.9 => "cores scale like dedicated cores".into(),
-        Some(s) if s >= 0.75 => {
-            "cores scale with some contention (SMT siblings or light neighbours)".into()
-        }
-        Some(_) => "cores do not scale: shared or oversold vCPUs, or a busy host".into(),
-    };
-    SummaryLine {
-        area: "cpu".into(),
-        headline,
-        verdict,
+    UnixbenchSpec {
+        tests,
+        copies,
+        iterations,
+        quick,
+        seconds,
+        dir: options.dir.clone(),
     }
 }
 
-fn memory_line(bandwidth: Option<&Outcome>, latency: Option<&Outcome>) -> SummaryLine {
-    let mut parts = Vec::new();
-    let triad = bandwidth.and_then(|b| {
-        b.metrics
-            .iter()
-            .find(|m| m.variant.as_deref() == Some("triad"))
-    });
-    if let Some(t) = triad {
-        let threads = t.threads.unwrap_or(1);
-        parts.push(format!(
-            "triad {:.1} GB/s ({} threads, {:.1} GB/s each)",
-            t.value / 1e9,
-            threads,
-            t.value / 1e9 / threads as f64
-        ));
-    }
-    let dram_ns = latency.and_then(|l| {
-        l.metrics
-            .iter()
-            .find(|m| m.working_set.is_some_and(|w| w.tier == Tier::Dram))
-            .map(|m| m.value)
-    });
-    if let Some(ns) = dram_ns {
-        parts.push(format!("DRAM latency {ns:.0} ns"));
-    }
-    let per_thread_gbs = triad.map(|t| t.value / 1e9 / t.threads.unwrap_or(1) as f64);
-    let verdict = match (per_thread_gbs, dram_ns) {
-        (_, Some(ns)) if ns > 150.0 => {
-            "slow memory: high load latency (nested paging in a VM, a remote NUMA node, or a crowded host)"
-        }
-        (Some(g), _) if g < 3.0 => "low bandwidth per core: memory-heavy work will wait on DRAM",
-        (Some(_), Some(ns)) if ns <= 110.0 => {
-            "healthy: bandwidth and latency as expected of a server"
-        }
-        (Some(_), Some(_)) => "acceptable: latency a little above a typical server's",
-        _ => "partial: only part of the memory tests ran",
-    };
-    SummaryLine {
-        area: "memory".into(),
-        headline: parts.join(", "),
-        verdict: verdict.into(),
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn disk_line(tests: &[&Outcome]) -> SummaryLine {
-    let find = |test: &str, metric: &str| {
-        tests
-            .iter()
-            .find(|o| o.spec.get("name").and_then(|n| n.as_str()) == Some(test))
-            .and_then(|o| o.metric(metric, None))
-            .map(|m| m.value)
-    };
-    let mut parts = Vec::new();
-    if let Some(v) = find("randread", "read_iops") {
-        parts.push(format!("4k random read {v:.0} IOPS"));
+    fn planned(profile: Profile) -> Duration {
+        plan(&Options {
+            profile,
+            cpus: 2,
+            dir: std::env::temp_dir(),
+            peer: None,
+            redis: None,
+        })
+        .iter()
+        .map(Step::estimate)
+        .sum()
     }
-    if let Some(v) = find("randwrite", "write_iops") {
-        parts.push(format!("write {v:.0} IOPS"));
+
+    /// The profiles' promised lengths on a 2-core host, from the planned step times
+    /// (the quick profile's real wall time is measured by hand: README).
+    #[test]
+    fn profiles_plan_their_promised_lengths() {
+        let minutes = |p| planned(p).as_secs_f64() / 60.0;
+        assert!(
+            planned(Profile::Quick) < Duration::from_secs(80),
+            "{:?}",
+            planned(Profile::Quick)
+        );
+        assert!(
+            (8.0..13.0).contains(&minutes(Profile::Standard)),
+            "{}",
+            minutes(Profile::Standard)
+        );
+        assert!(
+            (50.0..70.0).contains(&minutes(Profile::Full)),
+            "{}",
+            minutes(Profile::Full)
+        );
     }
-    let qd1 = find("randread-qd1", "read_latency_p50");
-    if let Some(ns) = qd1 {
-        parts.push(format!("QD1 p50 {}", crate::units::format_ns(ns)));
-    }
-    if let Some(v) = find("seqread", "read_bytes_per_sec") {
-        parts.push(format!("seq read {:.0} MiB/s", v / 1048576.0));
-    }
-    if let Some(v) = find("seqwrite", "write_bytes_per_sec") {
-        parts.push(format!("seq write {:.0} MiB/s", v / 1048576.0));
-    }
-    let fsync = find("fsync", "fsync_latency_p99");
-    if let Some(ns) = fsync {
-        parts.push(format!("fsync p99 {}", crate::units::format_ns(ns)));
-    }
-    let verdict = match (qd1, fsync) {
-        (Some(ns), _) if ns < 150_000.0 => "local-SSD-class latency",
-        (Some(ns), Some(f)) if ns < 1_000_000.0 && f > 10_000_000.0 => {
-            "network block storage; slow commits (fsync p99 above 10 ms)"
+
+    #[test]
+    fn every_area_has_a_step_in_every_profile() {
+        for profile in [Profile::Quick, Profile::Standard, Profile::Full] {
+            let steps = plan(&Options {
+                profile,
+                cpus: 2,
+                dir: std::env::temp_dir(),
+                peer: None,
+                redis: None,
+            });
+            let mut areas: Vec<_> = steps.iter().map(Step::area).collect();
+            areas.dedup();
+            assert_eq!(areas, super::super::summary::AREAS, "{profile:?}");
+            let Some(Step::Index(index)) = steps.last() else {
+                panic!("the index is the last step");
+            };
+            assert_eq!(index.quick, profile == Profile::Quick);
         }
-        (Some(ns), _) if ns < 1_000_000.0 => "network block storage, typical of a cloud disk",
-        (Some(_), _) => "slow: throttled, busy or HDD-class",
-        (None, _) => "partial: only part of the disk tests ran",
-    };
-    SummaryLine {
-        area: "disk".into(),
-        headline: parts.join(", "),
-        verdict: verdict.into(),
     }
 }

@@ -12,6 +12,7 @@ pub mod environment;
 pub mod fstime;
 pub mod index;
 pub mod kernel;
+pub mod outcome;
 pub mod program;
 pub mod shell;
 pub mod whetstone;

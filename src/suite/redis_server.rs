@@ -1,0 +1,206 @@
+//! A throwaway `redis-server` for the Redis step when no `--redis URL` is given:
+//! Debian's binary on an ephemeral loopback port, no persistence (`--save ""
+//! --appendonly no`), its files in a temporary directory, stopped when the guard is
+//! dropped — after the step, on an error, or after Ctrl-C.
+//!
+//! It runs in a process group of its own, so a Ctrl-C at the terminal reaches
+//! hostbench (which stops the load and drops the guard) and not the server in the
+//! middle of a measurement; and it is told to die with hostbench (PR_SET_PDEATHSIG), so
+//! a second Ctrl-C (which exits at once) or a kill leaves no server behind. The signal
+//! comes when the *thread* that started the server ends, so start it on the thread
+//! that runs the step, not on a helper thread.
+
+use crate::workload::redis::conn::{self, Endpoint, Setup};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The note when there is nothing to measure against.
+pub const NOT_INSTALLED: &str = "redis-server not installed; give --redis URL";
+
+pub struct LocalRedis {
+    child: Child,
+    dir: PathBuf,
+    pub port: u16,
+}
+
+/// `redis-server` on PATH, if any.
+pub fn find() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("redis-server"))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+impl LocalRedis {
+    /// Starts the server and waits until it answers PING. `Ok(None)` when redis-server
+    /// is not installed.
+    pub fn start() -> Result<Option<LocalRedis>, String> {
+        let Some(binary) = find() else {
+            return Ok(None);
+        };
+        remove_stale_dirs();
+        static STARTED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("hostbench-redis-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot make {} for redis-server: {e}", dir.display()))?;
+        let mut last = String::new();
+        // The port is free when we look and taken by the server a moment later; if
+        // something else takes it in between, the server exits and we try another.
+        for _ in 0..5 {
+            let port = free_port().map_err(|e| format!("no free loopback port: {e}"))?;
+            let child = spawn(&binary, port, &dir)
+                .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+            let mut server = LocalRedis {
+                child,
+                dir: dir.clone(),
+                port,
+            };
+            match server.wait_ready(Duration::from_secs(10)) {
+                Ok(()) => return Ok(Some(server)),
+                Err(why) => last = why,
+            }
+            server.stop();
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        Err(format!("redis-server did not start: {last}"))
+    }
+
+    pub fn endpoint(&self) -> Endpoint {
+        Endpoint::Tcp {
+            host: "127.0.0.1".into(),
+            port: self.port,
+        }
+    }
+
+    fn wait_ready(&mut self, patience: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + patience;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!("it exited at once ({status})"));
+            }
+            match conn::query(&self.endpoint(), &Setup::default(), &["PING"]) {
+                Ok(reply) if reply.first().map(String::as_str) == Some("PONG") => return Ok(()),
+                Ok(reply) => return Err(format!("it answered PING with {reply:?}")),
+                Err(e) if Instant::now() >= deadline => return Err(e.to_string()),
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+            if crate::measure::stop_requested() {
+                return Err("interrupted".into());
+            }
+        }
+    }
+
+    /// SIGTERM, then SIGKILL if it has not gone after two seconds.
+    fn stop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            // SAFETY: kill(2) on our own child's pid, not yet reaped.
+            unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for LocalRedis {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Directories of earlier runs that could not clean up (a second Ctrl-C exits at once;
+/// their servers died with them): those whose hostbench process is gone.
+fn remove_stale_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("hostbench-redis-")
+            .and_then(|rest| rest.split('-').next())
+            .filter(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+fn spawn(binary: &Path, port: u16, dir: &Path) -> std::io::Result<Child> {
+    let mut cmd = Command::new(binary);
+    cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+        .arg("--dir")
+        .arg(dir)
+        .args(["--logfile", "", "--maxclients", "1000"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    // SAFETY: prctl is async-signal-safe and touches only the child being set up.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn starts_without_persistence_and_is_gone_when_dropped() {
+        let Some(server) = LocalRedis::start().unwrap() else {
+            eprintln!("skipped: redis-server is not installed (scripts/test.sh installs it)");
+            return;
+        };
+        let (pid, dir) = (server.child.id(), server.dir.clone());
+        let get = |key: &str| {
+            conn::query(
+                &server.endpoint(),
+                &Setup::default(),
+                &["CONFIG", "GET", key],
+            )
+            .unwrap()
+        };
+        assert_eq!(get("save"), ["save", ""]);
+        assert_eq!(get("appendonly"), ["appendonly", "no"]);
+        assert_eq!(get("bind")[1], "127.0.0.1");
+        drop(server);
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists(),
+            "still running"
+        );
+        assert!(!dir.exists(), "{} left behind", dir.display());
+    }
+}

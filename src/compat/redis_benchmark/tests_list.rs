@@ -26,26 +26,12 @@ pub fn payload(size: usize) -> Vec<u8> {
 pub fn default_tests(o: &Options) -> Vec<Test> {
     let data = payload(o.datasize);
     let tag = if o.cluster { ":{tag}" } else { "" };
-    let name = |base: &str| format!("{base}{tag}");
-    let (key, counter) = (
-        format!("key{tag}:__rand_int__"),
-        format!("counter{tag}:__rand_int__"),
-    );
-    let (list, set, zset, hash, stream) = (
-        name("mylist"),
-        name("myset"),
-        name("myzset"),
-        name("myhash"),
-        name("mystream"),
-    );
-    let (key, counter): (&[u8], &[u8]) = (key.as_bytes(), counter.as_bytes());
-    let (list, set, zset, hash, stream): (&[u8], &[u8], &[u8], &[u8], &[u8]) = (
-        list.as_bytes(),
-        set.as_bytes(),
-        zset.as_bytes(),
-        hash.as_bytes(),
-        stream.as_bytes(),
-    );
+    let key = format!("key{tag}:__rand_int__");
+    let counter = format!("counter{tag}:__rand_int__");
+    let names =
+        ["mylist", "myset", "myzset", "myhash", "mystream"].map(|base| format!("{base}{tag}"));
+    let (key, counter) = (key.as_bytes(), counter.as_bytes());
+    let [list, set, zset, hash, stream] = [0, 1, 2, 3, 4].map(|i| names[i].as_bytes());
     let mut tests = Vec::new();
     let mut add = |title: &str, args: Vec<&[u8]>| {
         let mut command = Vec::new();

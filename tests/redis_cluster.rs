@@ -2,7 +2,8 @@
 //! ports, files in a temporary directory, servers killed when the test ends): the
 //! redis-benchmark personality's `--cluster` (its keys land on every master, its
 //! output has the real redis-benchmark's layout, a node killed mid-run is a clear
-//! error with partial results) and native `hostbench redis --cluster`.
+//! error with partial results) and native `hostbench redis --cluster` (routing, and a
+//! master killed mid-run).
 //! Skips with a printed reason when redis-server or redis-cli is missing.
 
 mod common;
@@ -565,4 +566,48 @@ fn native_cluster_against_a_plain_server_names_the_fix() {
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(err.contains("--cluster-enabled yes"), "{err}");
+}
+
+#[test]
+fn native_run_with_a_master_killed_mid_run_reports_partial_results() {
+    let Some(mut cluster) = Cluster::start() else {
+        return;
+    };
+    let mut c = common::hostbench();
+    c.args([
+        "redis",
+        "-p",
+        &cluster.entry(),
+        "--cluster",
+        "--time",
+        "20s",
+        "--warmup",
+        "0s",
+        "-c",
+        "4",
+    ]);
+    let child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let victim = &mut cluster.nodes[2];
+    let _ = victim.child.kill();
+    let _ = victim.child.wait();
+    let start = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("cluster node 127.0.0.1:{}", cluster.nodes[2].port))
+            && err.contains("closed the connection"),
+        "{err}"
+    );
+    assert!(
+        text(&out.stdout).contains("PARTIAL RESULTS"),
+        "{}",
+        text(&out.stdout)
+    );
 }

@@ -1,6 +1,7 @@
 //! `hostbench redis`: a duration-based Redis load with warm-up, mixes, key
 //! distributions, value-size ranges, sliding-window pipelining and an open-loop
-//! fixed-rate mode whose latency is corrected for coordinated omission.
+//! fixed-rate mode whose latency is corrected for coordinated omission. `--cluster`
+//! spreads it over the masters of a Redis Cluster, routed by each key's slot.
 
 use super::save::SaveArgs;
 use super::{CliError, finished, parse_duration};
@@ -11,7 +12,8 @@ use crate::progress::{Expect, Progress};
 use crate::report;
 use crate::units::format_ns;
 use crate::workload::SpecError;
-use crate::workload::redis::conn::{Endpoint, Setup};
+use crate::workload::redis::cluster::{self, ClusterRoutes};
+use crate::workload::redis::conn::{Endpoint, RedisError, Setup};
 use crate::workload::redis::keys::KeyDist;
 use crate::workload::redis::load::{self, Live, LoadSpec, Mix};
 use crate::workload::redis::outcome;
@@ -19,6 +21,7 @@ use crate::workload::redis::template::Template;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -47,6 +50,11 @@ pub struct RedisArgs {
     /// Speak RESP3 (HELLO 3).
     #[arg(long)]
     resp3: bool,
+    /// The server is a Redis Cluster node: read the masters from it (CLUSTER NODES),
+    /// give every connection a socket to each master and send each request to the
+    /// master that owns its key's slot.
+    #[arg(long)]
+    cluster: bool,
     /// Connections in total.
     #[arg(long, short = 'c', default_value_t = 50)]
     connections: usize,
@@ -124,6 +132,13 @@ impl RedisArgs {
             .or_else(|| std::env::var("REDISCLI_AUTH").ok());
         if self.user.is_some() && password.is_none() {
             return Err(bad("--user", "a user needs a password", "add --password"));
+        }
+        if self.cluster && self.db != 0 {
+            return Err(bad(
+                format!("--cluster --db {}", self.db),
+                "a Redis Cluster has only database 0",
+                "drop --db",
+            ));
         }
         if !(1..=10_000).contains(&self.connections) {
             return Err(bad(
@@ -236,6 +251,8 @@ impl RedisArgs {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(1, |d| d.as_nanos() as u64)
             }),
+            // Filled in by `execute` (it asks the server).
+            cluster: None,
         })
     }
 }
@@ -307,12 +324,51 @@ fn parse_rate(s: &str) -> Result<f64, CliError> {
         })
 }
 
+/// Reads the cluster's masters from the node the spec points at.
+fn discover_cluster(spec: &LoadSpec) -> Result<Arc<ClusterRoutes>, RedisError> {
+    let topology = cluster::fetch(&spec.endpoint, &spec.setup).map_err(|e| match e {
+        RedisError::Reply(m) => RedisError::Other(format!(
+            "{} refused CLUSTER NODES: {m} (is it a cluster node, started with --cluster-enabled yes? \
+             Without --cluster hostbench benchmarks it as a single server)",
+            spec.endpoint
+        )),
+        other => other,
+    })?;
+    if topology.masters.is_empty() {
+        return Err(RedisError::Other(format!(
+            "the cluster behind {} has no master serving slots yet: assign slots \
+             (redis-cli --cluster create ...) and try again",
+            spec.endpoint
+        )));
+    }
+    let unserved = topology.owners().iter().filter(|o| o.is_none()).count();
+    if unserved > 0 {
+        return Err(RedisError::Other(format!(
+            "{unserved} of {} slots have no master in the cluster behind {}: fix it first \
+             (redis-cli --cluster check / fix)",
+            cluster::SLOTS,
+            spec.endpoint
+        )));
+    }
+    Ok(Arc::new(ClusterRoutes::new(&topology, spec.setup.clone())))
+}
+
 pub fn execute(args: RedisArgs) -> Result<ExitCode, CliError> {
-    let spec = args.spec()?;
+    let mut spec = args.spec()?;
     args.save.check()?;
-    if let Err(why) = crate::workload::redis::conn::raise_fd_limit(
-        (spec.connections + spec.threads * 2 + 16) as u64,
-    ) {
+    if args.cluster {
+        match discover_cluster(&spec) {
+            Ok(routes) => spec.cluster = Some(routes),
+            Err(e) => {
+                eprintln!("hostbench: error: {e}");
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
+    let sockets = spec.connections * spec.endpoints().len();
+    if let Err(why) =
+        crate::workload::redis::conn::raise_fd_limit((sockets + spec.threads * 2 + 16) as u64)
+    {
         return Err(CliError::Usage(format!(
             "cannot open {} connections: {why}; raise `ulimit -n` or use fewer --connections",
             spec.connections
@@ -360,13 +416,26 @@ pub fn execute(args: RedisArgs) -> Result<ExitCode, CliError> {
 
 fn human(o: &crate::model::Outcome, spec: &LoadSpec) -> String {
     let mut out = String::new();
+    let target = match &spec.cluster {
+        Some(c) => format!(
+            "redis cluster via {} ({} masters: {})",
+            spec.endpoint,
+            c.masters.len(),
+            c.masters
+                .iter()
+                .map(|m| m.endpoint.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => format!("redis at {}", spec.endpoint),
+    };
     let mode = match spec.rate {
         Some(r) => format!("open loop at {r:.0} requests/s"),
         None => format!("closed loop, {} in flight per connection", spec.pipeline),
     };
     out += &format!(
-        "redis at {} · {} connections on {} threads · {} · {} keys ({:?}) · {} measured after {} warm-up\n",
-        spec.endpoint,
+        "{} · {} connections on {} threads · {} · {} keys ({:?}) · {} measured after {} warm-up\n",
+        target,
         spec.connections,
         spec.threads,
         mode,

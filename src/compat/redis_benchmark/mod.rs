@@ -2,18 +2,24 @@
 //! commands, keys and payload bytes), its lockstep pipelining and its three output
 //! forms. It writes the keys redis-benchmark writes (`key:__rand_int__`, `counter:…`,
 //! `mylist`, `myset`, `myzset`, `myhash`, `mystream`) and never flushes anything.
+//!
+//! `--cluster` reads the masters from the -h/-p node's CLUSTER NODES, prints them as
+//! redis-benchmark does, spreads the clients over them and gives every key a hash
+//! tag of a slot the client's master owns (see `workload::redis::lockstep`).
 
 pub mod options;
 pub mod report;
 mod tests_list;
 
-use crate::workload::redis::conn::{self, RedisError, Setup};
+use crate::workload::redis::cluster::{self, ClusterRoutes};
+use crate::workload::redis::conn::{self, Endpoint, RedisError, Setup};
 use crate::workload::redis::lockstep::{self, LockstepSpec, Tick};
 use crate::workload::redis::resp;
 use options::{Options, Parsed};
 use report::{HostConfig, TestResult};
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub const VERSION: &str = "7.2.6";
@@ -56,23 +62,84 @@ fn setup(o: &Options) -> Setup {
     Setup {
         user: o.user.clone(),
         password: o.password.clone(),
-        db: Some(o.dbnum),
+        // A cluster has only database 0: redis-benchmark sends no SELECT there.
+        db: (!o.cluster).then_some(o.dbnum),
         resp3: o.resp3,
         tracking: o.tracking,
     }
 }
 
-fn run(o: &Options) -> Result<ExitCode, RedisError> {
-    if o.cluster {
-        return Err(RedisError::Other(
-            "--cluster is not supported by hostbench's redis-benchmark yet: \
-             benchmark each master with -h/-p instead"
-                .into(),
-        ));
+/// What cluster mode learnt before the tests: the masters and their settings.
+struct Cluster {
+    routes: Arc<ClusterRoutes>,
+    configs: Vec<Option<HostConfig>>,
+}
+
+/// Fetches the masters from the -h/-p node and prints them as redis-benchmark does
+/// (on stdout, even with -q or --csv). An unusable cluster is reported here with
+/// redis-benchmark's messages, and the run ends with exit 1.
+fn discover_cluster(o: &Options, setup: &Setup) -> Result<Result<Cluster, ExitCode>, RedisError> {
+    let entry = o.endpoint();
+    let topology = match cluster::fetch(&entry, setup) {
+        Ok(t) => t,
+        Err(RedisError::Reply(message)) => {
+            eprintln!("Cluster node {entry} replied with error:\n{message}");
+            eprintln!("Failed to fetch cluster configuration from {entry}");
+            return Ok(Err(ExitCode::from(1)));
+        }
+        Err(e @ RedisError::Other(_)) => {
+            eprintln!("{e}");
+            eprintln!("Failed to fetch cluster configuration from {entry}");
+            return Ok(Err(ExitCode::from(1)));
+        }
+        Err(e) => return Err(e),
+    };
+    for skipped in &topology.without_slots {
+        println!("WARNING: master node {skipped} has no slots, skipping...");
     }
+    if topology.masters.len() <= 1 {
+        eprintln!("Invalid cluster: {} node(s).", topology.masters.len());
+        eprintln!(
+            "(redis-benchmark needs at least two masters with slots; benchmark a single master without --cluster)"
+        );
+        return Ok(Err(ExitCode::from(1)));
+    }
+    println!("Cluster has {} master nodes:\n", topology.masters.len());
+    let mut configs = Vec::with_capacity(topology.masters.len());
+    for (i, m) in topology.masters.iter().enumerate() {
+        println!("Master {i}: {} {}", m.id, m.endpoint);
+        let config = server_config(&m.endpoint, setup)?;
+        if config.is_none() {
+            eprintln!("WARNING: Could not fetch node CONFIG {}", m.endpoint);
+        }
+        configs.push(config);
+    }
+    println!();
+    let _ = std::io::stdout().flush();
+    Ok(Ok(Cluster {
+        routes: Arc::new(ClusterRoutes::new(&topology, setup.clone())),
+        configs,
+    }))
+}
+
+fn run(o: &Options) -> Result<ExitCode, RedisError> {
+    let setup = setup(o);
+    let cluster = if o.cluster {
+        match discover_cluster(o, &setup)? {
+            Ok(c) => Some(c),
+            Err(code) => return Ok(code),
+        }
+    } else {
+        None
+    };
+    // As redis-benchmark: one thread per master unless --threads says otherwise.
+    let threads = match &cluster {
+        Some(c) if o.threads == 0 => c.routes.masters.len(),
+        _ => o.threads,
+    };
     // Each client is a descriptor; -c 1000 needs more than the usual 1024 soft limit.
     // Clients, one epoll set per thread, stdio and the CONFIG connection.
-    let needed = (o.clients + o.threads + 12) as u64;
+    let needed = (o.clients + threads + 12) as u64;
     conn::raise_fd_limit(needed).map_err(|why| {
         RedisError::Other(format!(
             "cannot open {} clients: {why}; raise the limit with `ulimit -n {needed}` or use fewer clients (-c)",
@@ -80,10 +147,18 @@ fn run(o: &Options) -> Result<ExitCode, RedisError> {
         ))
     })?;
     let endpoint = o.endpoint();
-    let setup = setup(o);
 
     if o.idle {
-        return idle(o, &setup);
+        let endpoints = match &cluster {
+            Some(c) => c
+                .routes
+                .masters
+                .iter()
+                .map(|m| m.endpoint.clone())
+                .collect(),
+            None => vec![endpoint],
+        };
+        return idle(o, &endpoints, &setup);
     }
 
     let mut command = o.command.clone();
@@ -95,7 +170,11 @@ fn run(o: &Options) -> Result<ExitCode, RedisError> {
         command.push(data);
     }
 
-    let host_config = host_config(o, &setup)?;
+    let host_config = if cluster.is_some() {
+        None
+    } else {
+        host_config(o, &setup)?
+    };
     let tty = std::io::stdout().is_terminal() && !o.csv;
     let seed = o.seed.unwrap_or_else(|| {
         let t = std::time::SystemTime::now()
@@ -128,7 +207,7 @@ fn run(o: &Options) -> Result<ExitCode, RedisError> {
                 endpoint: endpoint.clone(),
                 setup: setup.clone(),
                 clients: o.clients,
-                threads: o.threads.max(1),
+                threads: threads.max(1),
                 requests: o.requests,
                 pipeline: o.pipeline,
                 keepalive: o.keepalive,
@@ -136,6 +215,7 @@ fn run(o: &Options) -> Result<ExitCode, RedisError> {
                 keyspace: o.keyspace,
                 seed,
                 precision: o.precision,
+                cluster: cluster.as_ref().map(|c| Arc::clone(&c.routes)),
             };
             let mut progress = Progress::new(&test.title, tty);
             let result = lockstep::run(&spec, &mut |t| progress.tick(t, &mut out))?;
@@ -163,8 +243,9 @@ fn run(o: &Options) -> Result<ExitCode, RedisError> {
                 clients: o.clients,
                 datasize,
                 keepalive: o.keepalive,
-                threads: o.threads,
+                threads,
                 host_config: host_config.as_ref(),
+                cluster: cluster.as_ref().map(|c| c.configs.as_slice()),
                 histogram: &result.histogram,
                 partial,
             };
@@ -198,9 +279,18 @@ fn run(o: &Options) -> Result<ExitCode, RedisError> {
 /// refuses CONFIG still gets benchmarked (with a warning), one that refuses the
 /// credentials does not.
 fn host_config(o: &Options, setup: &Setup) -> Result<Option<HostConfig>, RedisError> {
-    let endpoint = o.endpoint();
+    let config = server_config(&o.endpoint(), setup)?;
+    if config.is_none() {
+        eprintln!("WARNING: Could not fetch server CONFIG");
+    }
+    Ok(config)
+}
+
+/// One server's `save` and `appendonly` settings; None when it refuses CONFIG, an
+/// error when it cannot be reached or refuses the credentials.
+fn server_config(endpoint: &Endpoint, setup: &Setup) -> Result<Option<HostConfig>, RedisError> {
     let get = |name: &str| -> Result<String, RedisError> {
-        let v = conn::query(&endpoint, setup, &["CONFIG", "GET", name])?;
+        let v = conn::query(endpoint, setup, &["CONFIG", "GET", name])?;
         Ok(v.get(1).cloned().unwrap_or_default())
     };
     match get("save").and_then(|save| Ok((save, get("appendonly")?))) {
@@ -209,23 +299,19 @@ fn host_config(o: &Options, setup: &Setup) -> Result<Option<HostConfig>, RedisEr
         Err(RedisError::Reply(m)) if m.starts_with("NOAUTH") || m.starts_with("WRONGPASS") => {
             Err(RedisError::Reply(m))
         }
-        Err(_) => {
-            eprintln!("WARNING: Could not fetch server CONFIG");
-            Ok(None)
-        }
+        Err(_) => Ok(None),
     }
 }
 
-/// `-I`: open the clients and hold them until Ctrl-C.
-fn idle(o: &Options, setup: &Setup) -> Result<ExitCode, RedisError> {
+/// `-I`: open the clients (spread over `endpoints`) and hold them until Ctrl-C.
+fn idle(o: &Options, endpoints: &[Endpoint], setup: &Setup) -> Result<ExitCode, RedisError> {
     println!(
         "Creating {} idle connections and waiting forever (Ctrl+C when done)",
         o.clients
     );
-    let endpoint = o.endpoint();
     let mut held = Vec::with_capacity(o.clients);
-    for _ in 0..o.clients {
-        held.push(conn::connect(&endpoint, setup)?);
+    for i in 0..o.clients {
+        held.push(conn::connect(&endpoints[i % endpoints.len()], setup)?);
     }
     print!("clients: {}\r", held.len());
     let _ = std::io::stdout().flush();
@@ -309,7 +395,12 @@ Options:
  --dbnum <db>       SELECT the specified db number (default 0)
  -3                 Start session in RESP3 protocol mode.
  --threads <num>    Enable multi-thread mode.
- --cluster          Enable cluster mode (not supported by hostbench).
+ --cluster          Enable cluster mode: read the masters from the -h/-p node
+                    (CLUSTER NODES), spread the clients over them (one thread
+                    per master unless --threads is given) and put each batch's
+                    keys in one slot of the client's master via {{tag}} (default
+                    tests use key:{{tag}}:__rand_int__; a custom command must
+                    contain {{tag}} in its keys itself).
  --enable-tracking  Send CLIENT TRACKING on before starting benchmark.
  -k <boolean>       1=keep alive 0=reconnect (default 1)
  -r <keyspacelen>   Use random keys for SET/GET/INCR, random values for SADD,
@@ -335,7 +426,8 @@ Examples:
  redis-benchmark -r 10000 -n 10000 eval 'return redis.call(\"ping\")' 0
 
 Keys written: key:*, counter:*, mylist, myset, myzset, myhash, mystream (as
-redis-benchmark). Nothing is flushed or deleted.
+redis-benchmark; with --cluster key:{{XYZ}}:*, mylist:{{XYZ}}, ... where XYZ is a hash
+tag). Nothing is flushed or deleted.
 ",
         hb = env!("CARGO_PKG_VERSION")
     )

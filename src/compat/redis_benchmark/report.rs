@@ -24,6 +24,9 @@ pub struct TestResult<'a> {
     pub keepalive: bool,
     pub threads: usize,
     pub host_config: Option<&'a HostConfig>,
+    /// Cluster mode: each master's settings (None where CONFIG GET failed); replaces
+    /// the host configuration lines.
+    pub cluster: Option<&'a [Option<HostConfig>]>,
     pub histogram: &'a HdrHistogram,
     /// Why the test stopped early, if it did.
     pub partial: Option<String>,
@@ -83,7 +86,20 @@ pub fn full(r: &TestResult) -> String {
     let _ = writeln!(out, "  {} parallel clients", r.clients);
     let _ = writeln!(out, "  {} bytes payload", r.datasize);
     let _ = writeln!(out, "  keep alive: {}", u8::from(r.keepalive));
-    if let Some(c) = r.host_config {
+    if let Some(nodes) = r.cluster {
+        let _ = writeln!(out, "  cluster mode: yes ({} masters)", nodes.len());
+        for (i, c) in nodes.iter().enumerate() {
+            let Some(c) = c else { continue };
+            let save = if c.save.is_empty() {
+                "NONE"
+            } else {
+                c.save.as_str()
+            };
+            let _ = writeln!(out, "  node [{i}] configuration:");
+            let _ = writeln!(out, "    save: {save}");
+            let _ = writeln!(out, "    appendonly: {}", c.appendonly);
+        }
+    } else if let Some(c) = r.host_config {
         let _ = writeln!(out, "  host configuration \"save\": {}", c.save);
         let _ = writeln!(out, "  host configuration \"appendonly\": {}", c.appendonly);
     }
@@ -224,6 +240,7 @@ mod tests {
             keepalive: true,
             threads: 0,
             host_config: Some(cfg),
+            cluster: None,
             histogram: h,
             partial: None,
         }
@@ -264,6 +281,35 @@ mod tests {
         assert!(text.ends_with(
             "          avg       min       p50       p95       p99       max\n        0.727     0.144     0.271     2.503     2.503     2.503\n"
         ), "{text}");
+    }
+
+    #[test]
+    fn cluster_header_lists_each_master() {
+        let mut h = HdrHistogram::redis_benchmark(3);
+        h.record(300);
+        let cfg = HostConfig::default();
+        let nodes = [
+            Some(HostConfig {
+                save: String::new(),
+                appendonly: "no".into(),
+            }),
+            None,
+            Some(HostConfig {
+                save: "3600 1".into(),
+                appendonly: "yes".into(),
+            }),
+        ];
+        let mut r = result(&h, &cfg);
+        r.cluster = Some(&nodes);
+        r.threads = 3;
+        let text = full(&r);
+        assert!(
+            text.contains(
+                "  keep alive: 1\n  cluster mode: yes (3 masters)\n  node [0] configuration:\n    save: NONE\n    appendonly: no\n  node [2] configuration:\n    save: 3600 1\n    appendonly: yes\n  multi-thread: yes\n  threads: 3\n\n"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("host configuration"));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! redis-benchmark's default tests, in its order, with its titles, commands, keys and
-//! payload bytes.
+//! payload bytes. In cluster mode every key carries `:{tag}` (`key:{tag}:__rand_int__`,
+//! `mylist:{tag}`), which each batch overwrites with a hash tag of its master's slot.
 
 use super::options::Options;
 use crate::workload::redis::resp;
@@ -24,6 +25,13 @@ pub fn payload(size: usize) -> Vec<u8> {
 
 pub fn default_tests(o: &Options) -> Vec<Test> {
     let data = payload(o.datasize);
+    let tag = if o.cluster { ":{tag}" } else { "" };
+    let key = format!("key{tag}:__rand_int__");
+    let counter = format!("counter{tag}:__rand_int__");
+    let names =
+        ["mylist", "myset", "myzset", "myhash", "mystream"].map(|base| format!("{base}{tag}"));
+    let (key, counter) = (key.as_bytes(), counter.as_bytes());
+    let [list, set, zset, hash, stream] = [0, 1, 2, 3, 4].map(|i| names[i].as_bytes());
     let mut tests = Vec::new();
     let mut add = |title: &str, args: Vec<&[u8]>| {
         let mut command = Vec::new();
@@ -42,34 +50,34 @@ pub fn default_tests(o: &Options) -> Vec<Test> {
         add("PING_MBULK", vec![b"PING"]);
     }
     if o.selected("set") {
-        add("SET", vec![b"SET", b"key:__rand_int__", d]);
+        add("SET", vec![b"SET", key, d]);
     }
     if o.selected("get") {
-        add("GET", vec![b"GET", b"key:__rand_int__"]);
+        add("GET", vec![b"GET", key]);
     }
     if o.selected("incr") {
-        add("INCR", vec![b"INCR", b"counter:__rand_int__"]);
+        add("INCR", vec![b"INCR", counter]);
     }
     if o.selected("lpush") {
-        add("LPUSH", vec![b"LPUSH", b"mylist", d]);
+        add("LPUSH", vec![b"LPUSH", list, d]);
     }
     if o.selected("rpush") {
-        add("RPUSH", vec![b"RPUSH", b"mylist", d]);
+        add("RPUSH", vec![b"RPUSH", list, d]);
     }
     if o.selected("lpop") {
-        add("LPOP", vec![b"LPOP", b"mylist"]);
+        add("LPOP", vec![b"LPOP", list]);
     }
     if o.selected("rpop") {
-        add("RPOP", vec![b"RPOP", b"mylist"]);
+        add("RPOP", vec![b"RPOP", list]);
     }
     if o.selected("sadd") {
-        add("SADD", vec![b"SADD", b"myset", b"element:__rand_int__"]);
+        add("SADD", vec![b"SADD", set, b"element:__rand_int__"]);
     }
     if o.selected("hset") {
-        add("HSET", vec![b"HSET", b"myhash", b"element:__rand_int__", d]);
+        add("HSET", vec![b"HSET", hash, b"element:__rand_int__", d]);
     }
     if o.selected("spop") {
-        add("SPOP", vec![b"SPOP", b"myset"]);
+        add("SPOP", vec![b"SPOP", set]);
     }
     if o.selected("zadd") {
         let score: &[u8] = if o.keyspace.is_some() {
@@ -77,13 +85,10 @@ pub fn default_tests(o: &Options) -> Vec<Test> {
         } else {
             b"0"
         };
-        add(
-            "ZADD",
-            vec![b"ZADD", b"myzset", score, b"element:__rand_int__"],
-        );
+        add("ZADD", vec![b"ZADD", zset, score, b"element:__rand_int__"]);
     }
     if o.selected("zpopmin") {
-        add("ZPOPMIN", vec![b"ZPOPMIN", b"myzset"]);
+        add("ZPOPMIN", vec![b"ZPOPMIN", zset]);
     }
     let lranges = [
         ("lrange_100", "LRANGE_100 (first 100 elements)", "99"),
@@ -95,24 +100,24 @@ pub fn default_tests(o: &Options) -> Vec<Test> {
     if any_lrange {
         add(
             "LPUSH (needed to benchmark LRANGE)",
-            vec![b"LPUSH", b"mylist", d],
+            vec![b"LPUSH", list, d],
         );
     }
     for (name, title, last) in lranges {
         if o.selected("lrange") || o.selected(name) {
-            add(title, vec![b"LRANGE", b"mylist", b"0", last.as_bytes()]);
+            add(title, vec![b"LRANGE", list, b"0", last.as_bytes()]);
         }
     }
     if o.selected("mset") {
         let mut args: Vec<&[u8]> = vec![b"MSET"];
         for _ in 0..10 {
-            args.push(b"key:__rand_int__");
+            args.push(key);
             args.push(d);
         }
         add("MSET (10 keys)", args);
     }
     if o.selected("xadd") {
-        add("XADD", vec![b"XADD", b"mystream", b"*", b"myfield", d]);
+        add("XADD", vec![b"XADD", stream, b"*", b"myfield", d]);
     }
     if let Some(t) = tests.iter_mut().find(|t| t.title == "PING_INLINE") {
         t.command = b"PING\r\n".to_vec();
@@ -157,6 +162,23 @@ mod tests {
                 "LRANGE_300 (first 300 elements)"
             ]
         );
+    }
+
+    #[test]
+    fn cluster_keys_carry_a_tag_placeholder() {
+        let o = Options {
+            cluster: true,
+            ..Options::default()
+        };
+        let tests = default_tests(&o);
+        let command = |title: &str| {
+            let t = tests.iter().find(|t| t.title == title).unwrap();
+            String::from_utf8(t.command.clone()).unwrap()
+        };
+        assert!(command("SET").contains("$22\r\nkey:{tag}:__rand_int__\r\n"));
+        assert!(command("LPUSH").contains("$12\r\nmylist:{tag}\r\n"));
+        assert_eq!(command("MSET (10 keys)").matches(":{tag}:").count(), 10);
+        assert_eq!(command("PING_INLINE"), "PING\r\n");
     }
 
     #[test]

@@ -90,12 +90,21 @@ pub enum RedisError {
     Protocol(#[from] resp::ProtocolError),
     #[error("{0}")]
     Other(String),
+    /// Something that went wrong on the connection to one node of a cluster.
+    #[error("cluster node {node}: {source}")]
+    AtNode {
+        node: Endpoint,
+        source: Box<RedisError>,
+    },
 }
 
 impl RedisError {
     /// The reason in a few words, for "partial results" markers.
     pub fn is_server_reply(&self) -> bool {
-        matches!(self, RedisError::Reply(_) | RedisError::Setup { .. })
+        match self {
+            RedisError::AtNode { source, .. } => source.is_server_reply(),
+            other => matches!(other, RedisError::Reply(_) | RedisError::Setup { .. }),
+        }
     }
 }
 

@@ -7,7 +7,13 @@
 //! from that due time (corrected for coordinated omission) and, beside it, from the
 //! moment it was actually written (uncorrected, what closed-loop tools report).
 //! A server stall then shows in the corrected figures as it would to real users.
+//!
+//! Against a Redis Cluster every connection holds one socket per master and sends
+//! each request to the master that owns its key's slot; the window counts requests
+//! in flight over all of them. A MOVED reply re-points that slot for the thread,
+//! and redirected requests are counted apart, not as operations.
 
+use super::cluster::{self, ClusterRoutes};
 use super::conn::{self, Endpoint, Pump, RedisError, ReplyReader, Setup};
 use super::keys::{KeyDist, KeyPicker};
 use super::poll::{self, Epoll, Timer};
@@ -17,8 +23,8 @@ use crate::measure::rng::Xoroshiro128Plus;
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 #[derive(Debug, Clone, Serialize)]
@@ -48,6 +54,31 @@ pub struct LoadSpec {
     /// Requests per second over all connections (open loop); None = closed loop.
     pub rate: Option<f64>,
     pub seed: u64,
+    /// Cluster mode: the masters (`endpoint` is then where they were learnt from).
+    #[serde(
+        rename = "cluster_masters",
+        serialize_with = "masters",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cluster: Option<Arc<ClusterRoutes>>,
+}
+
+impl LoadSpec {
+    /// Where each connection opens a socket: the server, or every master.
+    pub fn endpoints(&self) -> Vec<Endpoint> {
+        match &self.cluster {
+            Some(c) => c.masters.iter().map(|m| m.endpoint.clone()).collect(),
+            None => vec![self.endpoint.clone()],
+        }
+    }
+}
+
+fn masters<S: serde::Serializer>(c: &Option<Arc<ClusterRoutes>>, s: S) -> Result<S::Ok, S::Error> {
+    let names: Vec<String> = c
+        .iter()
+        .flat_map(|c| c.masters.iter().map(|m| m.endpoint.to_string()))
+        .collect();
+    serde::Serialize::serialize(&names, s)
 }
 
 mod secs {
@@ -62,6 +93,8 @@ mod secs {
 /// How long replies to requests sent before the end are still awaited.
 const DRAIN: Duration = Duration::from_secs(2);
 const TIMER_TOKEN: u64 = u64::MAX;
+/// An epoll token is `connection << SOCK_BITS | socket`.
+const SOCK_BITS: u32 = 16;
 
 /// What a thread measured.
 #[derive(Debug, Clone)]
@@ -81,6 +114,8 @@ pub struct Measured {
     pub never_sent: u64,
     /// Requests written whose reply did not come within the drain time.
     pub unanswered: u64,
+    /// Cluster mode: requests answered with MOVED or ASK (not counted as operations).
+    pub redirects: u64,
     pub bytes_out: u64,
 }
 
@@ -99,6 +134,7 @@ impl Measured {
             timeline: vec![(0, 0); seconds],
             never_sent: 0,
             unanswered: 0,
+            redirects: 0,
             bytes_out: 0,
         }
     }
@@ -124,6 +160,7 @@ impl Measured {
         }
         self.never_sent += o.never_sent;
         self.unanswered += o.unanswered;
+        self.redirects += o.redirects;
         self.bytes_out += o.bytes_out;
     }
 }
@@ -148,7 +185,8 @@ struct Shared {
     error: Mutex<Option<RedisError>>,
 }
 
-struct Conn {
+/// One socket of a connection: to the server, or to one master of a cluster.
+struct Sock {
     fd: OwnedFd,
     reader: ReplyReader,
     /// (due ns, written ns, command index) per request in flight, oldest first.
@@ -156,6 +194,13 @@ struct Conn {
     out: Vec<u8>,
     out_off: usize,
     wants_write: bool,
+}
+
+struct Conn {
+    /// One socket, or one per master (in the masters' order) in cluster mode.
+    socks: Vec<Sock>,
+    /// Requests in flight over all its sockets: the window.
+    in_flight: usize,
     next_due: u64,
     interval: u64,
 }
@@ -167,9 +212,14 @@ pub fn run(spec: &LoadSpec, live: &Live) -> Result<LoadResult, RedisError> {
         .map(|m| Template::parse(&m.command).map_err(|e| RedisError::Other(e.to_string())))
         .collect::<Result<_, _>>()?;
     let threads = spec.threads.clamp(1, spec.connections.max(1));
-    let mut per_thread: Vec<Vec<OwnedFd>> = (0..threads).map(|_| Vec::new()).collect();
+    let endpoints = spec.endpoints();
+    let mut per_thread: Vec<Vec<Vec<OwnedFd>>> = (0..threads).map(|_| Vec::new()).collect();
     for i in 0..spec.connections {
-        per_thread[i % threads].push(conn::connect(&spec.endpoint, &spec.setup)?);
+        let fds = endpoints
+            .iter()
+            .map(|e| conn::connect(e, &spec.setup))
+            .collect::<Result<Vec<_>, _>>()?;
+        per_thread[i % threads].push(fds);
         if i % 64 == 63 {
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -257,6 +307,9 @@ struct Worker<'a> {
     t0: u64,
     live: &'a Live,
     measured: Measured,
+    /// Cluster mode: the master (socket index) that owns each slot, as this thread
+    /// knows it.
+    owners: Option<Vec<Option<u16>>>,
 }
 
 impl<'a> Worker<'a> {
@@ -305,6 +358,7 @@ impl<'a> Worker<'a> {
             t0,
             live,
             measured: Measured::new(templates.len(), spec.duration.as_secs() as usize + 2),
+            owners: spec.cluster.as_ref().map(|c| c.owners()),
         }
     }
 
@@ -312,18 +366,30 @@ impl<'a> Worker<'a> {
         GLOBAL_STOP.load(Ordering::Relaxed) || crate::measure::stop_requested()
     }
 
-    fn run(&mut self, fds: Vec<OwnedFd>, thread: usize) -> Result<(), RedisError> {
-        let mut epoll = Epoll::new(fds.len() + 1).map_err(RedisError::Io)?;
+    fn run(&mut self, fds: Vec<Vec<OwnedFd>>, thread: usize) -> Result<(), RedisError> {
+        let sockets: usize = fds.iter().map(Vec::len).sum();
+        let mut epoll = Epoll::new(sockets + 1).map_err(RedisError::Io)?;
         let timer = Timer::new().map_err(RedisError::Io)?;
         epoll
             .add(timer.fd(), TIMER_TOKEN, poll::READ)
             .map_err(RedisError::Io)?;
         let threads = self.spec.threads.clamp(1, self.spec.connections.max(1));
         let mut conns: Vec<Conn> = Vec::with_capacity(fds.len());
-        for (i, fd) in fds.into_iter().enumerate() {
-            epoll
-                .add(fd.as_raw_fd(), i as u64, poll::READ)
-                .map_err(RedisError::Io)?;
+        for (i, conn_fds) in fds.into_iter().enumerate() {
+            let mut socks = Vec::with_capacity(conn_fds.len());
+            for (s, fd) in conn_fds.into_iter().enumerate() {
+                epoll
+                    .add(fd.as_raw_fd(), sock_token(i, s), poll::READ)
+                    .map_err(RedisError::Io)?;
+                socks.push(Sock {
+                    fd,
+                    reader: ReplyReader::default(),
+                    inflight: VecDeque::with_capacity(self.spec.pipeline),
+                    out: Vec::with_capacity(4096),
+                    out_off: 0,
+                    wants_write: false,
+                });
+            }
             // Global connection number, to spread due times evenly over all of them.
             let global = (i * threads + thread) as u64;
             let (next_due, interval) = match self.spec.rate {
@@ -337,12 +403,8 @@ impl<'a> Worker<'a> {
                 None => (0, 0),
             };
             conns.push(Conn {
-                fd,
-                reader: ReplyReader::default(),
-                inflight: VecDeque::with_capacity(self.spec.pipeline),
-                out: Vec::with_capacity(4096),
-                out_off: 0,
-                wants_write: false,
+                socks,
+                in_flight: 0,
                 next_due,
                 interval: interval.max(1),
             });
@@ -358,7 +420,7 @@ impl<'a> Worker<'a> {
             let now = poll::now_ns();
             let sending = now < self.end && !self.stopping();
             if !sending {
-                let waiting = conns.iter().any(|c| !c.inflight.is_empty());
+                let waiting = conns.iter().any(|c| c.in_flight > 0);
                 if self.stopping() || !waiting || now >= self.end + DRAIN.as_nanos() as u64 {
                     break;
                 }
@@ -369,7 +431,7 @@ impl<'a> Worker<'a> {
                 if open_loop {
                     for (i, c) in conns.iter_mut().enumerate() {
                         self.send_due(c, now)?;
-                        if c.inflight.len() < self.spec.pipeline && c.next_due < self.end {
+                        if c.in_flight < self.spec.pipeline && c.next_due < self.end {
                             wake = wake.min(c.next_due);
                         }
                         self.flush(c, &epoll, i)?;
@@ -402,13 +464,15 @@ impl<'a> Worker<'a> {
                     armed = u64::MAX;
                     continue;
                 }
-                let i = token as usize;
+                let i = (token >> SOCK_BITS) as usize;
+                let s = (token & ((1 << SOCK_BITS) - 1)) as usize;
                 if events & poll::WRITE != 0 {
-                    self.flush(&mut conns[i], &epoll, i)?;
+                    flush_sock(&mut conns[i].socks[s], &epoll, token)
+                        .map_err(|e| self.at_node(s, e))?;
                 }
                 if events & !poll::WRITE != 0 {
                     let c = &mut conns[i];
-                    self.on_readable(c)?;
+                    self.on_readable(c, s)?;
                     if !open_loop && !self.stopping() && poll::now_ns() < self.end {
                         self.fill(c, 0)?;
                         self.flush(c, &epoll, i)?;
@@ -421,9 +485,9 @@ impl<'a> Worker<'a> {
         // at the end cannot hide.
         let now = poll::now_ns();
         for c in &conns {
-            self.measured.unanswered += c.inflight.len() as u64;
+            self.measured.unanswered += c.in_flight as u64;
             if open_loop && !self.stopping() {
-                for &(due, _, _) in &c.inflight {
+                for &(due, _, _) in c.socks.iter().flat_map(|s| &s.inflight) {
                     if due >= self.measure_from {
                         self.record_corrected_only(now.saturating_sub(due), u64::MAX);
                     }
@@ -449,9 +513,9 @@ impl<'a> Worker<'a> {
         self.cumulative.iter().position(|&c| r < c).unwrap_or(0)
     }
 
-    /// Encodes one request into the connection's output buffer.
+    /// Encodes one request into the output buffer of the socket it goes to.
     #[inline]
-    fn push_request(&mut self, c: &mut Conn, due: u64, now: u64) {
+    fn push_request(&mut self, c: &mut Conn, due: u64, now: u64) -> Result<(), RedisError> {
         let cmd = self.pick_command();
         let key = self.keys.draw();
         template::key_into(
@@ -466,74 +530,98 @@ impl<'a> Worker<'a> {
         } else {
             lo
         };
-        let before = c.out.len();
-        self.templates[cmd].encode(&mut c.out, &self.key_buf, &self.data[..size]);
-        self.measured.bytes_out += (c.out.len() - before) as u64;
-        c.inflight.push_back((due, now, cmd as u8));
+        let sock = match &self.owners {
+            None => &mut c.socks[0],
+            Some(owners) => {
+                let slot = cluster::key_slot(&self.key_buf);
+                let Some(master) = owners[usize::from(slot)] else {
+                    return Err(RedisError::Other(format!(
+                        "no master serves slot {slot} (of key {}): is the cluster complete? \
+                         (redis-cli --cluster check)",
+                        String::from_utf8_lossy(&self.key_buf)
+                    )));
+                };
+                &mut c.socks[usize::from(master)]
+            }
+        };
+        let before = sock.out.len();
+        self.templates[cmd].encode(&mut sock.out, &self.key_buf, &self.data[..size]);
+        self.measured.bytes_out += (sock.out.len() - before) as u64;
+        sock.inflight.push_back((due, now, cmd as u8));
+        c.in_flight += 1;
+        Ok(())
     }
 
     /// Closed loop: keep the window full.
     fn fill(&mut self, c: &mut Conn, now: u64) -> Result<(), RedisError> {
-        if c.inflight.len() >= self.spec.pipeline {
+        if c.in_flight >= self.spec.pipeline {
             return Ok(());
         }
         let now = if now == 0 { poll::now_ns() } else { now };
-        while c.inflight.len() < self.spec.pipeline {
-            self.push_request(c, now, now);
+        while c.in_flight < self.spec.pipeline {
+            self.push_request(c, now, now)?;
         }
         Ok(())
     }
 
     /// Open loop: write every request whose time has come, as far as the window allows.
     fn send_due(&mut self, c: &mut Conn, now: u64) -> Result<(), RedisError> {
-        while c.next_due <= now && c.next_due < self.end && c.inflight.len() < self.spec.pipeline {
+        while c.next_due <= now && c.next_due < self.end && c.in_flight < self.spec.pipeline {
             let due = c.next_due;
-            self.push_request(c, due, now);
+            self.push_request(c, due, now)?;
             c.next_due += c.interval;
         }
         Ok(())
     }
 
-    fn flush(&mut self, c: &mut Conn, epoll: &Epoll, token: usize) -> Result<(), RedisError> {
-        if c.out_off < c.out.len() {
-            c.out_off += conn::write(c.fd.as_raw_fd(), &c.out[c.out_off..])?;
-            if c.out_off == c.out.len() {
-                c.out.clear();
-                c.out_off = 0;
-            }
-        }
-        let want = !c.out.is_empty();
-        if want != c.wants_write {
-            let interest = if want {
-                poll::READ | poll::WRITE
-            } else {
-                poll::READ
-            };
-            epoll
-                .modify(c.fd.as_raw_fd(), token as u64, interest)
-                .map_err(RedisError::Io)?;
-            c.wants_write = want;
+    /// Writes what each socket of connection `i` has queued.
+    fn flush(&mut self, c: &mut Conn, epoll: &Epoll, i: usize) -> Result<(), RedisError> {
+        for (s, sock) in c.socks.iter_mut().enumerate() {
+            flush_sock(sock, epoll, sock_token(i, s)).map_err(|e| self.at_node(s, e))?;
         }
         Ok(())
     }
 
-    fn on_readable(&mut self, c: &mut Conn) -> Result<(), RedisError> {
+    /// Names the master in an error from one of its sockets (cluster mode).
+    fn at_node(&self, sock: usize, e: RedisError) -> RedisError {
+        match &self.spec.cluster {
+            Some(c) => RedisError::AtNode {
+                node: c.masters[sock].endpoint.clone(),
+                source: Box::new(e),
+            },
+            None => e,
+        }
+    }
+
+    fn on_readable(&mut self, c: &mut Conn, s: usize) -> Result<(), RedisError> {
         let now = poll::now_ns();
         let mut replies = 0u64;
         let mut scratch = std::mem::take(&mut self.scratch);
-        let inflight = &mut c.inflight;
-        let pumped = c
+        let sock = &mut c.socks[s];
+        let in_flight = &mut c.in_flight;
+        let inflight = &mut sock.inflight;
+        let pumped = sock
             .reader
-            .pump(c.fd.as_raw_fd(), &mut scratch, |frame, error| {
-                if error {
-                    return Err(RedisError::Reply(super::resp::first_line(frame)));
-                }
+            .pump(sock.fd.as_raw_fd(), &mut scratch, |frame, error| {
                 let Some((due, sent, cmd)) = inflight.pop_front() else {
                     return Err(RedisError::Other(
                         "the server sent a reply nobody asked for: the connection is out of step"
                             .into(),
                     ));
                 };
+                *in_flight -= 1;
+                if error {
+                    let message = super::resp::first_line(frame);
+                    if self.redirected(&message) {
+                        return Ok(());
+                    }
+                    if message.starts_with("MOVED ") {
+                        return Err(RedisError::Other(format!(
+                            "Error from server: {message} (the server is a Redis Cluster node: add --cluster)"
+                        )));
+                    }
+                    return Err(RedisError::Reply(message));
+                }
                 if due >= self.measure_from && due < self.end {
                     self.record(now, due, sent, cmd as usize);
                 }
@@ -544,10 +632,41 @@ impl<'a> Worker<'a> {
         if replies > 0 {
             self.live.replies.fetch_add(replies, Ordering::Relaxed);
         }
-        if pumped? == Pump::Closed {
-            return Err(RedisError::Closed);
+        let closed = pumped.map_err(|e| self.at_node(s, e))? == Pump::Closed;
+        if closed {
+            return Err(self.at_node(s, RedisError::Closed));
         }
         Ok(())
+    }
+
+    /// Cluster mode: a MOVED or ASK reply is a redirect, counted apart. MOVED also
+    /// re-points the slot to the master it names, when that is one of ours.
+    fn redirected(&mut self, message: &str) -> bool {
+        let Some(owners) = &mut self.owners else {
+            return false;
+        };
+        let mut words = message.split(' ');
+        let kind = words.next();
+        if kind != Some("MOVED") && kind != Some("ASK") {
+            return false;
+        }
+        self.measured.redirects += 1;
+        let slot = words.next().and_then(|w| w.parse::<usize>().ok());
+        let target = words.next().and_then(|w| w.rsplit_once(':'));
+        if let (Some("MOVED"), Some(slot), Some((host, port)), Some(routes)) =
+            (kind, slot, target, &self.spec.cluster)
+            && slot < cluster::SLOTS
+        {
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            let named = routes.masters.iter().position(|m| {
+                matches!(&m.endpoint, Endpoint::Tcp { host: h, port: p }
+                    if h == host && p.to_string() == port)
+            });
+            if let Some(master) = named {
+                owners[slot] = Some(master as u16);
+            }
+        }
+        true
     }
 
     #[inline]
@@ -576,4 +695,31 @@ impl<'a> Worker<'a> {
             slot.1 += ns as u128;
         }
     }
+}
+
+fn sock_token(conn: usize, sock: usize) -> u64 {
+    ((conn as u64) << SOCK_BITS) | sock as u64
+}
+
+fn flush_sock(s: &mut Sock, epoll: &Epoll, token: u64) -> Result<(), RedisError> {
+    if s.out_off < s.out.len() {
+        s.out_off += conn::write(s.fd.as_raw_fd(), &s.out[s.out_off..])?;
+        if s.out_off == s.out.len() {
+            s.out.clear();
+            s.out_off = 0;
+        }
+    }
+    let want = !s.out.is_empty();
+    if want != s.wants_write {
+        let interest = if want {
+            poll::READ | poll::WRITE
+        } else {
+            poll::READ
+        };
+        epoll
+            .modify(s.fd.as_raw_fd(), token, interest)
+            .map_err(RedisError::Io)?;
+        s.wants_write = want;
+    }
+    Ok(())
 }

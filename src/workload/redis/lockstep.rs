@@ -5,17 +5,26 @@
 //! redis-benchmark's because the model is the same; the client is cheaper because it
 //! writes from the read handler (no epoll registration per batch), reads many replies
 //! per system call, rewrites keys in place and records into per-thread histograms.
+//!
+//! Against a cluster each client stays with one master (client i with master
+//! i mod masters) and every `{tag}` of its batch is overwritten, per batch, with the
+//! hash tag of a random slot that master owns, so the whole pipeline lands on it.
+//! A MOVED or ASK reply (a resharding) makes the loop fetch the slot layout again.
 
+use super::cluster::{self, ClusterRoutes};
 use super::conn::{self, Endpoint, Pump, RedisError, ReplyReader, Setup};
 use super::keys::GlibcRandom;
 use super::poll::{self, Epoll};
 use crate::measure::hdr::HdrHistogram;
+use crate::measure::rng::Xoroshiro128Plus;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub const PLACEHOLDER: &[u8] = b"__rand_int__";
+/// Where a cluster run puts a slot's hash tag (`key:{tag}:__rand_int__`).
+pub const TAG_PLACEHOLDER: &[u8] = b"{tag}";
 
 #[derive(Debug, Clone)]
 pub struct LockstepSpec {
@@ -34,6 +43,31 @@ pub struct LockstepSpec {
     pub seed: u32,
     /// HdrHistogram significant figures.
     pub precision: u32,
+    /// Cluster mode: the masters the clients are spread over (`endpoint` is then
+    /// only where the layout came from).
+    pub cluster: Option<Arc<ClusterRoutes>>,
+}
+
+impl LockstepSpec {
+    /// Where client `i` connects.
+    fn endpoint_of(&self, client_node: usize) -> &Endpoint {
+        match &self.cluster {
+            Some(c) => &c.masters[client_node].endpoint,
+            None => &self.endpoint,
+        }
+    }
+
+    /// Names the cluster node in an error from one of its connections.
+    fn at_node(&self, client_node: usize, e: RedisError) -> RedisError {
+        match (&self.cluster, e) {
+            (Some(_), e @ RedisError::AtNode { .. }) => e,
+            (Some(_), e) => RedisError::AtNode {
+                node: self.endpoint_of(client_node).clone(),
+                source: Box::new(e),
+            },
+            (None, e) => e,
+        }
+    }
 }
 
 /// What the loop reports every 250 ms.
@@ -79,6 +113,10 @@ struct Client {
     /// `pipeline` copies of the command.
     batch: Vec<u8>,
     rand_offsets: Vec<usize>,
+    /// Offsets of `{tag}` in `batch` (cluster mode).
+    tag_offsets: Vec<usize>,
+    /// Index of its master in cluster mode, else 0.
+    node: usize,
     written: usize,
     pending: usize,
     start_ns: u64,
@@ -93,25 +131,37 @@ pub fn run(spec: &LockstepSpec, tick: &mut dyn FnMut(Tick)) -> Result<LockstepRe
     for _ in 0..spec.pipeline {
         batch.extend_from_slice(&spec.command);
     }
-    let rand_offsets: Vec<usize> = if spec.keyspace.is_some() {
+    let find = |pattern: &[u8]| -> Vec<usize> {
         batch
-            .windows(PLACEHOLDER.len())
+            .windows(pattern.len())
             .enumerate()
-            .filter(|(_, w)| *w == PLACEHOLDER)
+            .filter(|(_, w)| *w == pattern)
             .map(|(i, _)| i)
             .collect()
+    };
+    let rand_offsets = if spec.keyspace.is_some() {
+        find(PLACEHOLDER)
     } else {
         Vec::new()
     };
+    let tag_offsets = if spec.cluster.is_some() {
+        find(TAG_PLACEHOLDER)
+    } else {
+        Vec::new()
+    };
+    let nodes = spec.cluster.as_ref().map_or(1, |c| c.masters.len().max(1));
     let threads = spec.threads.max(1);
     let mut per_thread: Vec<Vec<Client>> = (0..threads).map(|_| Vec::new()).collect();
     for i in 0..spec.clients {
-        let fd = conn::connect(&spec.endpoint, &spec.setup)?;
+        let node = i % nodes;
+        let fd = conn::connect(spec.endpoint_of(node), &spec.setup)?;
         per_thread[i % threads].push(Client {
             fd: Some(fd),
             reader: ReplyReader::default(),
             batch: batch.clone(),
             rand_offsets: rand_offsets.clone(),
+            tag_offsets: tag_offsets.clone(),
+            node,
             written: 0,
             pending: 0,
             start_ns: 0,
@@ -142,12 +192,17 @@ pub fn run(spec: &LockstepSpec, tick: &mut dyn FnMut(Tick)) -> Result<LockstepRe
             let counters = &counters[t];
             let done = &done;
             handles.push(scope.spawn(move || {
+                let (generation, slots) =
+                    spec.cluster.as_ref().map(|c| c.slots()).unwrap_or_default();
                 let mut worker = Worker {
                     spec,
                     shared,
                     counters,
                     hist: HdrHistogram::redis_benchmark(spec.precision),
                     rng: GlibcRandom::new(spec.seed.wrapping_add(t as u32)),
+                    slot_rng: Xoroshiro128Plus::seeded(u64::from(spec.seed) ^ ((t as u64) << 32)),
+                    generation,
+                    slots,
                     scratch: vec![0u8; 64 * 1024],
                 };
                 if let Err(e) = worker.run(clients) {
@@ -210,6 +265,12 @@ struct Worker<'a> {
     counters: &'a ThreadCounters,
     hist: HdrHistogram,
     rng: GlibcRandom,
+    /// Picks the slot of each cluster batch (kept apart from `rng`, whose draws
+    /// reproduce redis-benchmark's keys).
+    slot_rng: Xoroshiro128Plus,
+    /// This thread's copy of the slots per master, as of cluster `generation`.
+    generation: u64,
+    slots: Vec<Vec<u16>>,
     scratch: Vec<u8>,
 }
 
@@ -222,7 +283,11 @@ impl Worker<'_> {
             epoll
                 .add(fd, i as u64, poll::READ)
                 .map_err(RedisError::Io)?;
-            if self.start_batch(c, &epoll, i)? {
+            let node = c.node;
+            if self
+                .start_batch(c, &epoll, i)
+                .map_err(|e| self.spec.at_node(node, e))?
+            {
                 live += 1;
             }
         }
@@ -242,10 +307,16 @@ impl Worker<'_> {
                 if c.fd.is_none() {
                     continue;
                 }
+                let node = c.node;
                 if events & poll::WRITE != 0 && c.wants_write {
-                    self.flush(c, &epoll, i)?;
+                    self.flush(c, &epoll, i)
+                        .map_err(|e| self.spec.at_node(node, e))?;
                 }
-                if events & !poll::WRITE != 0 && !self.on_readable(c, &epoll, i)? {
+                if events & !poll::WRITE != 0
+                    && !self
+                        .on_readable(c, &epoll, i)
+                        .map_err(|e| self.spec.at_node(node, e))?
+                {
                     live -= 1;
                 }
             }
@@ -273,6 +344,9 @@ impl Worker<'_> {
                 let draw = self.rng.draw() as u64 % space.max(1);
                 super::resp::write_padded(&mut c.batch[off..off + PLACEHOLDER.len()], draw);
             }
+        }
+        if !c.tag_offsets.is_empty() {
+            self.set_hash_tags(c)?;
         }
         c.written = 0;
         c.pending = self.spec.pipeline;
@@ -315,9 +389,30 @@ impl Worker<'_> {
         let fd = c.fd.as_ref().expect("live client").as_raw_fd();
         let mut replies = 0u64;
         let mut pending = c.pending;
+        let tagged = !c.tag_offsets.is_empty();
+        let mut redirected = false;
+        let cluster_mode = self.spec.cluster.is_some();
         let pumped = c.reader.pump(fd, &mut self.scratch, |frame, error| {
             if error {
-                return Err(RedisError::Reply(super::resp::first_line(frame)));
+                let message = super::resp::first_line(frame);
+                let redirect = message.starts_with("MOVED ") || message.starts_with("ASK ");
+                if redirect && tagged {
+                    // A resharding moved the slot: counted like any reply (as
+                    // redis-benchmark does), and the layout is fetched again below.
+                    redirected = true;
+                } else if redirect && cluster_mode {
+                    return Err(RedisError::Other(format!(
+                        "Error from server: {message} (in cluster mode every key of a \
+                         custom command must contain {{tag}}, which becomes a hash tag of \
+                         a slot the client's master owns, e.g. SET key:{{tag}}:__rand_int__ x)"
+                    )));
+                } else if redirect {
+                    return Err(RedisError::Other(format!(
+                        "Error from server: {message} (the server is a Redis Cluster node: add --cluster)"
+                    )));
+                } else {
+                    return Err(RedisError::Reply(message));
+                }
             }
             if pending == 0 {
                 return Err(RedisError::Other(
@@ -349,6 +444,9 @@ impl Worker<'_> {
         if pumped? == Pump::Closed && c.pending > 0 {
             return Err(RedisError::Closed);
         }
+        if redirected && let Some(cluster) = &self.spec.cluster {
+            cluster.refresh(self.generation)?;
+        }
         if c.pending > 0 {
             return Ok(true);
         }
@@ -362,12 +460,37 @@ impl Worker<'_> {
             }
             c.reader.clear();
             c.wants_write = false;
-            let fd = conn::connect(&self.spec.endpoint, &self.spec.setup)?;
+            let fd = conn::connect(self.spec.endpoint_of(c.node), &self.spec.setup)?;
             epoll
                 .add(fd.as_raw_fd(), token as u64, poll::READ)
                 .map_err(RedisError::Io)?;
             c.fd = Some(fd);
         }
         self.start_batch(c, epoll, token)
+    }
+
+    /// Overwrites every `{tag}` of the batch with the hash tag of one random slot
+    /// of the client's master (re-reading the layout if it changed).
+    fn set_hash_tags(&mut self, c: &mut Client) -> Result<(), RedisError> {
+        let Some(routes) = &self.spec.cluster else {
+            return Ok(());
+        };
+        if routes.generation() != self.generation {
+            (self.generation, self.slots) = routes.slots();
+        }
+        let owned = self.slots.get(c.node).map(Vec::as_slice).unwrap_or(&[]);
+        if owned.is_empty() {
+            return Err(RedisError::Other(format!(
+                "master {} no longer owns any slot (resharded or failed over): \
+                 run the benchmark again to pick up the new layout",
+                routes.masters[c.node].endpoint
+            )));
+        }
+        let slot = owned[self.slot_rng.below(owned.len())];
+        let tag = cluster::slot_tag(slot);
+        for &off in &c.tag_offsets {
+            c.batch[off + 1..off + 4].copy_from_slice(&tag);
+        }
+        Ok(())
     }
 }

@@ -132,6 +132,19 @@ pub fn build(spec: &LoadSpec, result: &LoadResult, cpu: CpuTime, host: HostInfo)
             spec.connections, spec.pipeline
         ));
     }
+    if let Some(c) = &spec.cluster {
+        o.push(Metric::new("redirects", m.redirects as f64, Unit::Count));
+        o.note(format!(
+            "cluster: {} masters; each connection holds a socket to every master and sends each request to the owner of its key's slot",
+            c.masters.len()
+        ));
+        if m.redirects > 0 {
+            o.note(format!(
+                "{} requests were redirected (MOVED/ASK: slots were moving) and are not counted as operations",
+                m.redirects
+            ));
+        }
+    }
     if m.unanswered > 0 {
         o.note(format!(
             "{} requests got no reply within the drain time after the end",

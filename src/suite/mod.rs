@@ -2,3 +2,4 @@
 
 pub mod compare;
 pub mod run;
+pub mod soak;

@@ -48,7 +48,11 @@ fn unix_secs(t: &str) -> i64 {
     let d: Vec<i64> = date.split('-').map(|x| x.parse().unwrap()).collect();
     let h: Vec<i64> = time.split(':').map(|x| x.parse().unwrap()).collect();
     // Days from civil (Howard Hinnant), the inverse of host::civil_date.
-    let (y, m) = if d[1] <= 2 { (d[0] - 1, d[1] + 9) } else { (d[0], d[1] - 3) };
+    let (y, m) = if d[1] <= 2 {
+        (d[0] - 1, d[1] + 9)
+    } else {
+        (d[0], d[1] - 3)
+    };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
     let doy = (153 * m + 2) / 5 + d[2] - 1;
@@ -60,10 +64,17 @@ fn unix_secs(t: &str) -> i64 {
 /// Every slice sits on the plan's schedule and none started before it was due.
 fn check_schedule(doc: &Value) {
     let plan = &doc["soak"]["plan"];
-    let (start, every) = (plan["start_ms"].as_i64().unwrap(), plan["every_ms"].as_i64().unwrap());
+    let (start, every) = (
+        plan["start_ms"].as_i64().unwrap(),
+        plan["every_ms"].as_i64().unwrap(),
+    );
     for (k, s) in slices(doc).iter().enumerate() {
         assert_eq!(s["seq"], k as i64, "{s}");
-        assert_eq!(s["due_ms"].as_i64().unwrap(), start + k as i64 * every, "{s}");
+        assert_eq!(
+            s["due_ms"].as_i64().unwrap(),
+            start + k as i64 * every,
+            "{s}"
+        );
         if let Some(at) = s["started_at"].as_str() {
             assert!(
                 unix_secs(at) >= s["due_ms"].as_i64().unwrap() / 1000,
@@ -92,9 +103,17 @@ fn a_soak_stores_its_slices_and_judges_them_from_the_store() {
     let id = doc["soak"]["id"].as_i64().unwrap();
     // The live timeline went to stderr, one line per slice.
     let err = stderr(&out);
-    assert!(err.contains(&format!("soak {id}: cpu --threads 1: 1s per slice, every 2s for 7s (4 slices)")), "{err}");
+    assert!(
+        err.contains(&format!(
+            "soak {id}: cpu --threads 1: 1s per slice, every 2s for 7s (4 slices)"
+        )),
+        "{err}"
+    );
     for n in 1..=4 {
-        assert!(err.lines().any(|l| l.starts_with(&format!("{n:>5}  "))), "no line for slice {n}:\n{err}");
+        assert!(
+            err.lines().any(|l| l.starts_with(&format!("{n:>5}  "))),
+            "no line for slice {n}:\n{err}"
+        );
     }
 
     // What --show reads back from the store is what the run printed.
@@ -107,7 +126,10 @@ fn a_soak_stores_its_slices_and_judges_them_from_the_store() {
     let done: Vec<&Value> = all.iter().filter(|s| s["status"] == "done").collect();
     // A slice may be missed if the machine stalls for over a second; most are not.
     assert!(done.len() >= 3, "{stored}");
-    assert!(all.iter().all(|s| s["status"] == "done" || s["status"] == "missed"));
+    assert!(
+        all.iter()
+            .all(|s| s["status"] == "done" || s["status"] == "missed")
+    );
 
     // Each measured slice is a run of its own, labelled with the soak.
     for s in &done {
@@ -120,7 +142,10 @@ fn a_soak_stores_its_slices_and_judges_them_from_the_store() {
         let r: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(r["command"], "cpu");
         assert_eq!(r["labels"]["soak"], id.to_string());
-        assert_eq!(r["labels"]["slice"], (s["seq"].as_i64().unwrap() + 1).to_string());
+        assert_eq!(
+            r["labels"]["slice"],
+            (s["seq"].as_i64().unwrap() + 1).to_string()
+        );
         assert_eq!(r["labels"]["case"], "soak");
         let eps = r["outcomes"][0]["metrics"]
             .as_array()
@@ -138,7 +163,10 @@ fn a_soak_stores_its_slices_and_judges_them_from_the_store() {
     }
 
     // The statistics are those of the stored figures.
-    let values: Vec<f64> = done.iter().map(|s| s["figure"]["value"].as_f64().unwrap()).collect();
+    let values: Vec<f64> = done
+        .iter()
+        .map(|s| s["figure"]["value"].as_f64().unwrap())
+        .collect();
     let n = values.len() as f64;
     let mean = values.iter().sum::<f64>() / n;
     let sd = (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
@@ -150,10 +178,15 @@ fn a_soak_stores_its_slices_and_judges_them_from_the_store() {
     assert_eq!(stats["min"].as_f64().unwrap(), min);
     let verdict = stored["summary"]["verdict"]["text"].as_str().unwrap();
     assert!(
-        verdict.starts_with("stable: ") || verdict.starts_with("variable: ") || verdict.starts_with("unstable: "),
+        verdict.starts_with("stable: ")
+            || verdict.starts_with("variable: ")
+            || verdict.starts_with("unstable: "),
         "{verdict}"
     );
-    assert_eq!(out.status.code() == Some(1), verdict.starts_with("unstable"));
+    assert_eq!(
+        out.status.code() == Some(1),
+        verdict.starts_with("unstable")
+    );
 
     // The text form, again from the store.
     let out = soak(&db, &["--show", &id.to_string()]);
@@ -173,15 +206,30 @@ fn a_soak_stores_its_slices_and_judges_them_from_the_store() {
     assert!(out.status.success(), "{}", stderr(&out));
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>") && html.contains("<svg"));
-    assert_eq!(html.matches("<circle class=\"slice").count(), done.len(), "{html}");
+    assert_eq!(
+        html.matches("<circle class=\"slice").count(),
+        done.len(),
+        "{html}"
+    );
     assert!(html.contains("class=\"threshold\""));
     assert!(html.contains(verdict.split(':').next().unwrap()));
     let out = hostbench()
-        .args(["report", "--soak", &id.to_string(), "--format", "markdown", "--db"])
+        .args([
+            "report",
+            "--soak",
+            &id.to_string(),
+            "--format",
+            "markdown",
+            "--db",
+        ])
         .arg(&db)
         .output()
         .unwrap();
-    assert!(stdout(&out).contains("| coefficient of variation |"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("| coefficient of variation |"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -215,7 +263,10 @@ fn a_killed_soak_resumes_on_its_schedule_with_the_missed_slices_recorded() {
     child.wait().unwrap();
 
     let before = shown(&db, id);
-    assert_eq!(before["soak"]["state"], "running", "killed, so never marked");
+    assert_eq!(
+        before["soak"]["state"], "running",
+        "killed, so never marked"
+    );
     assert_eq!(slices(&before).len(), 1);
     assert_eq!(slices(&before)[0]["status"], "done");
     // Resume once slice 2's time (start + 2 s, with 1.2 s of grace) has passed.
@@ -244,9 +295,16 @@ fn a_killed_soak_resumes_on_its_schedule_with_the_missed_slices_recorded() {
     // Slices 3 and 4 were due after the resume: measured on the original schedule.
     assert_eq!(all[3]["status"], "done", "{after}");
     assert!(all[2]["status"] == "done" || all[2]["status"] == "missed");
-    assert_eq!(after["summary"]["missed"].as_i64().unwrap() as usize,
-        all.iter().filter(|s| s["status"] == "missed").count());
-    assert!(after["summary"]["verdict"]["text"].as_str().unwrap().contains("missed"));
+    assert_eq!(
+        after["summary"]["missed"].as_i64().unwrap() as usize,
+        all.iter().filter(|s| s["status"] == "missed").count()
+    );
+    assert!(
+        after["summary"]["verdict"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("missed")
+    );
 
     // A finished soak does not run again.
     let out = soak(&db, &["--resume", &id.to_string()]);
@@ -283,13 +341,21 @@ fn ctrl_c_stops_after_the_finished_slices_and_leaves_the_soak_resumable() {
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    assert!(stderr(&out).contains("hostbench soak --resume"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("hostbench soak --resume"),
+        "{}",
+        stderr(&out)
+    );
     let id: i64 = seen[0][5..].split(':').next().unwrap().parse().unwrap();
     let doc = shown(&db, id);
     assert_eq!(doc["soak"]["state"], "stopped");
     assert!(!slices(&doc).is_empty() && slices(&doc).len() <= 2, "{doc}");
     assert_eq!(slices(&doc)[0]["status"], "done");
-    assert!(rest.iter().any(|l| l.contains("continues it on its schedule")), "{rest:?}");
+    assert!(
+        rest.iter()
+            .any(|l| l.contains("continues it on its schedule")),
+        "{rest:?}"
+    );
 }
 
 #[test]
@@ -299,7 +365,10 @@ fn bad_input_exits_2_naming_it_before_any_slice() {
     let cases: &[(&[&str], &str)] = &[
         (&["--every", "abc", "cpu"], "abc"),
         (&["--every", "500ms", "cpu"], "--every 500ms"),
-        (&["--every", "1m", "--duration", "2m", "cpu"], "--duration 2m00s with --every 1m00s"),
+        (
+            &["--every", "1m", "--duration", "2m", "cpu"],
+            "--duration 2m00s with --every 1m00s",
+        ),
         (&["--for", "0s", "cpu"], "--for"),
         (&["--threshold", "150", "cpu"], "--threshold 150"),
         (&["fio", "--rw=randread"], "workload 'fio'"),
@@ -325,7 +394,11 @@ fn bad_input_exits_2_naming_it_before_any_slice() {
     let out = soak(&db, &["cpu", "--threads", "zero"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("'zero'"), "{}", stderr(&out));
-    assert!(stderr(&out).contains("the workload `cpu --threads zero` was refused"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the workload `cpu --threads zero` was refused"),
+        "{}",
+        stderr(&out)
+    );
     // Nothing measured, so nothing is stored.
     let out = soak(&db, &["--list", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));

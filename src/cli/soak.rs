@@ -308,11 +308,7 @@ fn drive(mut store: Box<dyn Store>, mut soak: Soak, json: bool) -> Result<ExitCo
                 .figure
                 .as_ref()
                 .or_else(|| soak.slices.iter().find_map(|s| s.figure.as_ref()));
-            let columns = render::header(
-                soak,
-                f.map(|f| f.metric.as_str()),
-                f.map(|f| f.unit),
-            );
+            let columns = render::header(soak, f.map(|f| f.metric.as_str()), f.map(|f| f.unit));
             say(&format!("{}\n", columns.lines().nth(2).unwrap_or("")));
             headed = true;
         }

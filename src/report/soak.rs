@@ -127,7 +127,7 @@ pub fn median_so_far(soak: &Soak, seq: u32) -> Option<f64> {
 }
 
 fn slice_name(soak: &Soak, seq: u32) -> String {
-    format!("slice {} ({} UTC)", seq + 1, utc(soak.plan.due_ms(seq)))
+    format!("slice {}, {} UTC", seq + 1, utc(soak.plan.due_ms(seq)))
 }
 
 /// The statistics and the verdict.
@@ -214,7 +214,7 @@ fn drop_text(soak: &Soak, s: &Stats, unit: Unit) -> String {
     match &s.deepest_drop {
         None => "none (no slice fell below an earlier one)".into(),
         Some(d) => format!(
-            "{:.1} %, from {} at slice {} to {} at {}",
+            "{:.1} %, from {} (slice {}) to {} ({})",
             d.percent,
             figure_text(d.peak, unit),
             d.peak_seq + 1,
@@ -229,7 +229,11 @@ fn flagged_text(s: &Stats) -> String {
         "none".into()
     } else {
         let list: Vec<String> = s.flagged.iter().map(|q| (q + 1).to_string()).collect();
-        format!("slice{} {}", if list.len() == 1 { "" } else { "s" }, list.join(", "))
+        format!(
+            "slice{} {}",
+            if list.len() == 1 { "" } else { "s" },
+            list.join(", ")
+        )
     }
 }
 
@@ -371,7 +375,11 @@ pub fn chart(soak: &Soak, summary: &Summary) -> String {
             t + ph,
             s.seq + 1,
             s.status.as_str(),
-            esc(&s.note.as_ref().map(|n| format!(", {n}")).unwrap_or_default())
+            esc(&s
+                .note
+                .as_ref()
+                .map(|n| format!(", {n}"))
+                .unwrap_or_default())
         );
     }
     svg.push_str("</svg>");
@@ -393,14 +401,27 @@ fn stats_rows(soak: &Soak, summary: &Summary) -> Vec<(String, String)> {
     )];
     if let Some(s) = &summary.stats {
         rows.extend([
-            ("min".into(), format!("{} ({})", fig(s.min), slice_name(soak, s.min_seq))),
-            ("max".into(), format!("{} ({})", fig(s.max), slice_name(soak, s.max_seq))),
+            (
+                "min".into(),
+                format!("{} ({})", fig(s.min), slice_name(soak, s.min_seq)),
+            ),
+            (
+                "max".into(),
+                format!("{} ({})", fig(s.max), slice_name(soak, s.max_seq)),
+            ),
             ("mean".into(), fig(s.mean)),
             ("median".into(), fig(s.median)),
-            ("coefficient of variation".into(), format!("{:.1} %", s.cv_percent)),
+            (
+                "coefficient of variation".into(),
+                format!("{:.1} %", s.cv_percent),
+            ),
             ("deepest drop".into(), drop_text(soak, s, unit)),
             (
-                format!("flagged ({:.0} % of the median = {})", s.threshold_percent, fig(s.threshold_value)),
+                format!(
+                    "flagged ({:.0} % of the median = {})",
+                    s.threshold_percent,
+                    fig(s.threshold_value)
+                ),
                 flagged_text(s),
             ),
         ]);
@@ -451,14 +472,14 @@ pub fn html(title: &str, soak: &Soak, summary: &Summary) -> String {
         };
         let note = match s.status {
             SliceStatus::Done if flagged => "flagged".to_string(),
-            SliceStatus::Done => s
-                .run_id
-                .map(|r| format!("run {r}"))
-                .unwrap_or_default(),
+            SliceStatus::Done => s.run_id.map(|r| format!("run {r}")).unwrap_or_default(),
             st => format!(
                 "{}{}",
                 st.as_str(),
-                s.note.as_ref().map(|n| format!(": {n}")).unwrap_or_default()
+                s.note
+                    .as_ref()
+                    .map(|n| format!(": {n}"))
+                    .unwrap_or_default()
             ),
         };
         let _ = write!(
@@ -513,7 +534,10 @@ pub fn markdown(title: &str, soak: &Soak, summary: &Summary) -> String {
             st => format!(
                 "{}{}",
                 st.as_str(),
-                s.note.as_ref().map(|n| format!(": {n}")).unwrap_or_default()
+                s.note
+                    .as_ref()
+                    .map(|n| format!(": {n}"))
+                    .unwrap_or_default()
             ),
         };
         let _ = writeln!(
@@ -584,11 +608,27 @@ mod tests {
         let s = soak();
         let summary = crate::suite::soak::summarise(&s, None);
         let text = text(&s, &summary);
-        assert!(text.starts_with("soak 7: disk --tests mixed: 10m per slice, every 1h for 4h (4 slices)"), "{text}");
-        assert!(text.contains("    2  2026-11-30 01:53:20             -  missed: hostbench was not running"), "{text}");
+        assert!(
+            text.starts_with(
+                "soak 7: disk --tests mixed: 10m per slice, every 1h for 4h (4 slices)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "    2  2026-11-30 01:53:20             -  missed: hostbench was not running"
+            ),
+            "{text}"
+        );
         assert!(text.contains("1,500       60 %  FLAGGED"), "{text}");
-        assert!(text.contains("verdict: unstable: 1 of 3 slices below 80 % of the median"), "{text}");
-        assert!(text.contains("deepest drop: 42.1 %, from 2,590 at slice 1 to 1,500 at slice 3"), "{text}");
+        assert!(
+            text.contains("verdict: unstable: 1 of 3 slices below 80 % of the median"),
+            "{text}"
+        );
+        assert!(
+            text.contains("deepest drop: 42.1 %, from 2,590 (slice 1) to 1,500 (slice 3, 2026-11-30 02:53:20 UTC)"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -601,6 +641,9 @@ mod tests {
         assert!(page.contains("class=\"threshold\""));
         assert!(page.contains("class=\"missed\""));
         let md = markdown("soak", &s, &summary);
-        assert!(md.contains("| 3 | 2026-11-30 02:53:20 | 1,500 | 60 % | **flagged** |"), "{md}");
+        assert!(
+            md.contains("| 3 | 2026-11-30 02:53:20 | 1,500 | 60 % | **flagged** |"),
+            "{md}"
+        );
     }
 }

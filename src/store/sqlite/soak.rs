@@ -199,8 +199,8 @@ impl SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::super::SqliteStore;
-    use crate::store::LATEST_VERSION;
     use crate::model::{Better, Metric, Outcome, Unit};
+    use crate::store::LATEST_VERSION;
     use crate::store::soak::{Figure, Slice, SliceStatus, SoakPlan, SoakState};
     use crate::store::{Labels, NewRun, Store};
     use rusqlite::Connection;
@@ -303,9 +303,7 @@ mod tests {
         assert_eq!(store.save_slice(id, &missed, None).unwrap(), None);
         // A slice is recorded once.
         assert!(store.save_slice(id, &missed, None).is_err());
-        store
-            .set_soak_state(id, SoakState::Stopped, None)
-            .unwrap();
+        store.set_soak_state(id, SoakState::Stopped, None).unwrap();
 
         let soak = store.load_soak(id).unwrap().unwrap();
         assert_eq!(soak.plan, plan());

@@ -45,7 +45,8 @@ fn words_of(list: &[&str]) -> Vec<String> {
 fn has_option(words: &[String], long: &str, short: Option<&str>) -> bool {
     words.iter().any(|w| {
         w == long
-            || w.strip_prefix(long).is_some_and(|rest| rest.starts_with('='))
+            || w.strip_prefix(long)
+                .is_some_and(|rest| rest.starts_with('='))
             || short.is_some_and(|s| w == s || (w.starts_with(s) && w.len() > s.len()))
     })
 }
@@ -71,13 +72,7 @@ pub fn time_option(words: &[String]) -> Result<&'static str, SpecError> {
             "give one, e.g. `cpu --threads 1`",
         ));
     };
-    let names = || {
-        WORKLOADS
-            .iter()
-            .map(|w| w.0)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let names = || WORKLOADS.iter().map(|w| w.0).collect::<Vec<_>>().join(", ");
     let Some(&(_, option)) = WORKLOADS.iter().find(|w| w.0 == name) else {
         return Err(SpecError::new(
             format!("workload '{name}'"),
@@ -104,15 +99,17 @@ pub fn time_option(words: &[String]) -> Result<&'static str, SpecError> {
             "--access",
             "--scope",
         ];
-        let mode = option_value(rest, "--mode").map(str::to_string).unwrap_or_else(|| {
-            if block_options.iter().any(|o| has_option(rest, o, None)) {
-                "block".into()
-            } else if has_option(rest, "--sizes", None) {
-                "latency".into()
-            } else {
-                "bandwidth".into()
-            }
-        });
+        let mode = option_value(rest, "--mode")
+            .map(str::to_string)
+            .unwrap_or_else(|| {
+                if block_options.iter().any(|o| has_option(rest, o, None)) {
+                    "block".into()
+                } else if has_option(rest, "--sizes", None) {
+                    "latency".into()
+                } else {
+                    "bandwidth".into()
+                }
+            });
         if mode == "bandwidth" {
             return Err(SpecError::new(
                 "memory --mode bandwidth",
@@ -163,7 +160,10 @@ pub fn workload_words(given: &[String]) -> Result<Vec<String>, SpecError> {
             )
         })?;
         let absolute = |d: &str| cwd.join(d).display().to_string();
-        match words.iter().position(|w| w == "--dir" || w.starts_with("--dir=")) {
+        match words
+            .iter()
+            .position(|w| w == "--dir" || w.starts_with("--dir="))
+        {
             None => words.extend(["--dir".to_string(), absolute(".")]),
             Some(i) if words[i] == "--dir" => {
                 if let Some(d) = words.get(i + 1).cloned() {
@@ -180,7 +180,11 @@ pub fn workload_words(given: &[String]) -> Result<Vec<String>, SpecError> {
 }
 
 /// `--every`, `--for`, `--duration` checked together.
-pub fn check_schedule(every: Duration, total: Duration, duration: Duration) -> Result<(), SpecError> {
+pub fn check_schedule(
+    every: Duration,
+    total: Duration,
+    duration: Duration,
+) -> Result<(), SpecError> {
     if every < Duration::from_secs(1) {
         return Err(SpecError::new(
             format!("--every {}", crate::units::format_duration(every)),
@@ -534,7 +538,11 @@ mod tests {
         assert!(check_schedule(s("1h"), s("24h"), s("10m")).is_ok());
         assert!(check_schedule(s("2s"), s("7s"), s("1s")).is_ok());
         let e = check_schedule(s("1m"), s("1h"), s("2m")).unwrap_err();
-        assert!(e.to_string().contains("--duration 2m00s with --every 1m00s"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("--duration 2m00s with --every 1m00s"),
+            "{e}"
+        );
         assert!(check_schedule(s("1h"), s("0s"), s("1m")).is_err());
         assert!(check_schedule(s("100ms"), s("1h"), s("50ms")).is_err());
         let plan = SoakPlan {

@@ -213,7 +213,11 @@ mod tests {
 
     #[test]
     fn outcomes_parse_from_both_json_shapes() {
-        let o = Outcome::new("cpu", serde_json::json!({}), crate::host::HostInfo::detect());
+        let o = Outcome::new(
+            "cpu",
+            serde_json::json!({}),
+            crate::host::HostInfo::detect(),
+        );
         let one = serde_json::to_vec(&o).unwrap();
         assert_eq!(parse_outcomes(&one).unwrap().len(), 1);
         let doc = serde_json::to_vec(&serde_json::json!({"outcomes": [o.clone(), o]})).unwrap();

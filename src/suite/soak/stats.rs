@@ -290,7 +290,11 @@ mod tests {
         assert!(close(s.mean, 2500.0));
         assert!(close(s.median, 2500.0));
         assert!(close(s.stddev, 25_000f64.sqrt()), "{}", s.stddev);
-        assert!(close(s.cv_percent, 6.324_555_320_336_759), "{}", s.cv_percent);
+        assert!(
+            close(s.cv_percent, 6.324_555_320_336_759),
+            "{}",
+            s.cv_percent
+        );
         // Peak 2600 (slice 2), then 2300 (slice 3): 300 / 2600 = 11.538 %.
         let d = s.deepest_drop.unwrap();
         assert_eq!((d.peak_seq, d.trough_seq), (2, 3));
@@ -327,8 +331,9 @@ mod tests {
         let v = verdict(Some(&s), 1, 0, |seq| format!("slice {}", seq + 1));
         assert_eq!(v.kind, Kind::Unstable);
         assert!(
-            v.text
-                .starts_with("unstable: 1 of 6 slices below 80 % of the median (worst 79 % at slice 3)"),
+            v.text.starts_with(
+                "unstable: 1 of 6 slices below 80 % of the median (worst 79 % at slice 3)"
+            ),
             "{}",
             v.text
         );
@@ -340,8 +345,12 @@ mod tests {
         let stable = compute(&points(&[100.0, 101.0, 99.0]), 80.0, Better::Higher).unwrap();
         let v = verdict(Some(&stable), 0, 0, |_| String::new());
         assert_eq!(v.kind, Kind::Stable);
-        assert_eq!(v.text, "stable: CV 1.0 %, no slice below 80 % of the median");
-        let variable = compute(&points(&[100.0, 120.0, 85.0, 100.0]), 80.0, Better::Higher).unwrap();
+        assert_eq!(
+            v.text,
+            "stable: CV 1.0 %, no slice below 80 % of the median"
+        );
+        let variable =
+            compute(&points(&[100.0, 120.0, 85.0, 100.0]), 80.0, Better::Higher).unwrap();
         assert_eq!(
             verdict(Some(&variable), 0, 0, |_| String::new()).kind,
             Kind::Variable

@@ -99,7 +99,8 @@ pub struct Countdown {
 impl Countdown {
     pub fn new(label: &str) -> Self {
         let bar = std::io::stderr().is_terminal().then(|| {
-            let bar = ProgressBar::new_spinner();
+            // Drawn from the first `show`, so a wait of nothing draws nothing.
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
             bar.set_style(
                 ProgressStyle::with_template("{prefix:>12} {msg}").expect("valid template"),
             );
@@ -112,6 +113,9 @@ impl Countdown {
     /// Shows the time left, to the second.
     pub fn show(&self, left: Duration) {
         if let Some(bar) = &self.bar {
+            if bar.is_hidden() {
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+            }
             let secs = Duration::from_secs(left.as_secs_f64().ceil() as u64);
             bar.set_message(format!(
                 "starts in {} (Ctrl-C stops; the soak can be resumed)",

@@ -321,29 +321,41 @@ pub fn chart(soak: &Soak, summary: &Summary) -> String {
     if let Some(s) = stats {
         let _ = write!(
             svg,
-            r##"<line class="median" x1="{l}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#888"><title>median {}</title></line>"##,
+            r##"<line class="median" x1="{l}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#888"><title>median {}</title></line><text x="{}" y="{:.1}" text-anchor="end" class="legend">median</text>"##,
             l + pw,
             esc(&figure_text(s.median, unit)),
+            l + pw - 4.0,
+            sy(scaled(s.median, unit)) - 4.0,
             y = sy(scaled(s.median, unit))
         );
         let _ = write!(
             svg,
-            r##"<line class="threshold" x1="{l}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#d62728" stroke-dasharray="6 4"><title>threshold: {:.0} % of the median = {}</title></line>"##,
+            r##"<line class="threshold" x1="{l}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#d62728" stroke-dasharray="6 4"><title>threshold: {pct:.0} % of the median = {}</title></line><text x="{}" y="{:.1}" text-anchor="end" class="legend" style="fill:#d62728">{pct:.0} % of the median</text>"##,
             l + pw,
-            s.threshold_percent,
             esc(&figure_text(s.threshold_value, unit)),
+            l + pw - 4.0,
+            sy(scaled(s.threshold_value, unit)) + 14.0,
+            pct = s.threshold_percent,
             y = sy(scaled(s.threshold_value, unit))
         );
     }
-    let path: Vec<String> = points
-        .iter()
-        .map(|(seq, f)| format!("{:.1},{:.1}", sx(*seq), sy(scaled(f.value, unit))))
-        .collect();
-    if path.len() > 1 {
+    // The line breaks where a slice did not measure: no trend is drawn across a gap.
+    let mut runs: Vec<Vec<String>> = Vec::new();
+    let mut previous: Option<u32> = None;
+    for (seq, f) in &points {
+        if previous.is_none_or(|p| p + 1 != *seq) {
+            runs.push(Vec::new());
+        }
+        previous = Some(*seq);
+        if let Some(run) = runs.last_mut() {
+            run.push(format!("{:.1},{:.1}", sx(*seq), sy(scaled(f.value, unit))));
+        }
+    }
+    for run in runs.iter().filter(|r| r.len() > 1) {
         let _ = write!(
             svg,
             r##"<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="{}"/>"##,
-            path.join(" ")
+            run.join(" ")
         );
     }
     let flagged = |seq: u32| stats.is_some_and(|s| s.flagged.contains(&seq));
@@ -640,6 +652,8 @@ mod tests {
         assert_eq!(page.matches("class=\"slice flagged\"").count(), 1);
         assert!(page.contains("class=\"threshold\""));
         assert!(page.contains("class=\"missed\""));
+        // Slice 2 was missed: the line stops at slice 1 and starts again at slice 3.
+        assert_eq!(page.matches("<polyline").count(), 1);
         let md = markdown("soak", &s, &summary);
         assert!(
             md.contains("| 3 | 2026-11-30 02:53:20 | 1,500 | 60 % | **flagged** |"),

@@ -399,6 +399,15 @@ fn bad_input_exits_2_naming_it_before_any_slice() {
         "{}",
         stderr(&out)
     );
+    // A first slice that fails (nothing listens on port 1) ends the soak at once
+    // with exit 1, rather than failing every hour for a day.
+    let out = soak(&db, &["--every", "1h", "redis", "--port", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the first slice of `redis --port 1` failed"),
+        "{}",
+        stderr(&out)
+    );
     // Nothing measured, so nothing is stored.
     let out = soak(&db, &["--list", "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));

@@ -23,7 +23,8 @@ use std::time::Duration;
                   Ctrl-C stops after saving the finished slices; `hostbench soak --resume ID` \
                   continues on the original schedule, recording the slices whose time passed \
                   meanwhile as missed.\n\
-                  Exit status: 0 finished, 1 finished with flagged slices, 2 bad input, 130 stopped.",
+                  Exit status: 0 finished, 1 finished with flagged slices (or the first slice \
+                  failed), 2 bad input, 130 stopped.",
     group(clap::ArgGroup::new("mode").args(["resume", "show", "list"]).multiple(false))
 )]
 pub struct SoakArgs {
@@ -333,19 +334,30 @@ fn drive(mut store: Box<dyn Store>, mut soak: Soak, json: bool) -> Result<ExitCo
         End::Finished => (SoakState::Finished, None),
         End::Stopped => (SoakState::Stopped, Some(ExitCode::from(130))),
         End::Refused(_) => (SoakState::Failed, Some(ExitCode::from(2))),
+        End::FirstFailed(_) => (SoakState::Failed, Some(ExitCode::from(1))),
     };
     if state == SoakState::Failed && soak.slices.is_empty() {
-        // Nothing was recorded: the refusal is the whole story, keep no empty soak.
+        // Nothing was recorded: the error is the whole story, keep no empty soak.
         store.delete_soak(soak.id)?;
     } else {
         store.set_soak_state(soak.id, state, None)?;
     }
     soak.state = state;
-    if let End::Refused(message) = end {
-        return Err(usage(format!(
-            "the workload `{}` was refused: {message}",
-            soak.plan.workload.join(" ")
-        )));
+    match end {
+        End::Refused(message) => {
+            return Err(usage(format!(
+                "the workload `{}` was refused: {message}",
+                soak.plan.workload.join(" ")
+            )));
+        }
+        End::FirstFailed(message) => {
+            eprintln!(
+                "hostbench: error: the first slice of `{}` failed: {message}; nothing was kept: fix it and start the soak again",
+                soak.plan.workload.join(" ")
+            );
+            return Ok(ExitCode::from(1));
+        }
+        End::Finished | End::Stopped => {}
     }
     let summary = soak::summarise(&soak, None);
     if json {
@@ -359,11 +371,14 @@ fn drive(mut store: Box<dyn Store>, mut soak: Soak, json: bool) -> Result<ExitCo
             soak.id
         );
     }
-    Ok(code.unwrap_or(if summary.verdict.kind == Kind::Unstable {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }))
+    let nothing_measured = summary.measured == 0 && summary.failed > 0;
+    Ok(code.unwrap_or(
+        if summary.verdict.kind == Kind::Unstable || nothing_measured {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        },
+    ))
 }
 
 /// `hostbench report --soak ID`: the page (or Markdown) for a stored soak.

@@ -54,12 +54,13 @@ fn dur(ms: i64) -> String {
 pub fn describe(soak: &Soak) -> String {
     let p = &soak.plan;
     format!(
-        "{}: {} per slice, every {} for {} ({} slices)",
+        "{}: {} per slice, every {} for {} ({} slice{})",
         p.workload.join(" "),
         dur(p.duration_ms),
         dur(p.every_ms),
         dur(p.for_ms),
-        p.slice_count()
+        p.slice_count(),
+        if p.slice_count() == 1 { "" } else { "s" }
     )
 }
 

@@ -357,6 +357,9 @@ pub enum End {
     Stopped,
     /// The workload refused its command line before any slice measured (exit 2).
     Refused(String),
+    /// The first slice failed (a server down, a directory unusable): nothing was
+    /// recorded, and a schedule of failures would tell nothing.
+    FirstFailed(String),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -449,6 +452,9 @@ pub fn drive(
                 record(store, soak, slice, None, shown)?;
             }
             slice::Ran::Failed(message) => {
+                if soak.slices.is_empty() {
+                    return Ok(End::FirstFailed(message));
+                }
                 slice.status = SliceStatus::Failed;
                 slice.note = Some(message);
                 record(store, soak, slice, None, shown)?;

@@ -269,6 +269,29 @@ fn a_killed_soak_resumes_on_its_schedule_with_the_missed_slices_recorded() {
     );
     assert_eq!(slices(&before).len(), 1);
     assert_eq!(slices(&before)[0]["status"], "done");
+    // A new soak with the same workload and schedule points at the unfinished one.
+    let mut twin = hostbench()
+        .arg("soak")
+        .arg("--db")
+        .arg(&db)
+        .args(SCHEDULE)
+        .args(WORKLOAD)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let note = BufReader::new(twin.stderr.take().unwrap())
+        .lines()
+        .next()
+        .unwrap()
+        .unwrap();
+    twin.kill().unwrap();
+    twin.wait().unwrap();
+    assert!(
+        note.contains(&format!("hostbench soak --resume {id}")),
+        "{note}"
+    );
+
     // Resume once slice 2's time (start + 2 s, with 1.2 s of grace) has passed.
     let start = before["soak"]["plan"]["start_ms"].as_i64().unwrap();
     let now = std::time::SystemTime::now()

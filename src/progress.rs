@@ -89,3 +89,46 @@ impl Drop for Progress {
         self.finish();
     }
 }
+
+/// A countdown to the next step of a schedule (`soak`'s next slice), on stderr when it
+/// is a terminal; nothing otherwise.
+pub struct Countdown {
+    bar: Option<ProgressBar>,
+}
+
+impl Countdown {
+    pub fn new(label: &str) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            // Drawn from the first `show`, so a wait of nothing draws nothing.
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+            bar.set_style(
+                ProgressStyle::with_template("{prefix:>12} {msg}").expect("valid template"),
+            );
+            bar.set_prefix(label.to_string());
+            bar
+        });
+        Self { bar }
+    }
+
+    /// Shows the time left, to the second.
+    pub fn show(&self, left: Duration) {
+        if let Some(bar) = &self.bar {
+            if bar.is_hidden() {
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+            }
+            let secs = Duration::from_secs(left.as_secs_f64().ceil() as u64);
+            bar.set_message(format!(
+                "starts in {} (Ctrl-C stops; the soak can be resumed)",
+                crate::units::format_duration(secs)
+            ));
+        }
+    }
+}
+
+impl Drop for Countdown {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

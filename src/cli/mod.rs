@@ -14,6 +14,7 @@ mod redis;
 mod report;
 mod run;
 mod save;
+mod soak;
 
 use crate::workload::SpecError;
 use clap::{Args, Parser, Subcommand};
@@ -63,6 +64,8 @@ enum Command {
     Export(history::ExportArgs),
     /// Stored runs, hosts or labels side by side: ratios ("2.18x faster"), mean ± σ, per-area geometric mean.
     Compare(compare::CompareArgs),
+    /// A workload on a schedule (e.g. 10m every 1h for 24h): timeline, CV, deepest drop, flagged slices; resumable.
+    Soak(soak::SoakArgs),
 }
 
 /// Options every event-loop command shares.
@@ -185,6 +188,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Show(a) => history::show(a),
         Command::Export(a) => history::export(a),
         Command::Compare(a) => compare::execute(a),
+        Command::Soak(a) => soak::execute(a),
     };
     match result {
         Ok(code) => code,

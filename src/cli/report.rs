@@ -11,8 +11,14 @@ use std::process::ExitCode;
 pub struct ReportArgs {
     /// A JSON result written by a hostbench command's --json (one outcome, or a
     /// document with "outcomes").
-    #[arg(long, value_name = "FILE")]
-    input: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "soak")]
+    input: Option<PathBuf>,
+    /// A stored soak (`hostbench soak`): its timeline chart with the threshold and
+    /// flagged slices, and its statistics.
+    #[arg(long, value_name = "ID", conflicts_with = "input")]
+    soak: Option<i64>,
+    #[command(flatten)]
+    db: super::save::DbArg,
     /// Write the report here (replaced whole); default: stdout.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -46,10 +52,18 @@ fn read_outcomes(path: &PathBuf) -> Result<Vec<Outcome>, CliError> {
 }
 
 pub fn execute(args: ReportArgs) -> Result<ExitCode, CliError> {
-    let outcomes = read_outcomes(&args.input)?;
-    let text = match args.format {
-        Format::Html => crate::report::html::render(&args.title, &outcomes),
-        Format::Markdown => crate::report::html::markdown(&args.title, &outcomes),
+    let text = match (args.soak, &args.input) {
+        (Some(id), _) => {
+            let title = (args.title != "hostbench report").then_some(args.title.as_str());
+            super::soak::report(&args.db, id, args.format == Format::Html, title)?
+        }
+        (None, input) => {
+            let outcomes = read_outcomes(input.as_ref().expect("clap requires --input"))?;
+            match args.format {
+                Format::Html => crate::report::html::render(&args.title, &outcomes),
+                Format::Markdown => crate::report::html::markdown(&args.title, &outcomes),
+            }
+        }
     };
     match &args.output {
         None => print!("{text}"),

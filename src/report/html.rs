@@ -7,14 +7,14 @@ use super::{format_value, metric_label};
 use crate::model::{Latency, Outcome};
 use std::fmt::Write;
 
-const WIDTH: f64 = 720.0;
-const HEIGHT: f64 = 240.0;
-const MARGIN: (f64, f64, f64, f64) = (56.0, 16.0, 24.0, 36.0); // left, right, top, bottom
+pub(super) const WIDTH: f64 = 720.0;
+pub(super) const HEIGHT: f64 = 240.0;
+pub(super) const MARGIN: (f64, f64, f64, f64) = (56.0, 16.0, 24.0, 36.0); // left, right, top, bottom
 const COLOURS: [&str; 6] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
 ];
 
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -22,7 +22,7 @@ fn esc(s: &str) -> String {
 }
 
 /// 1, 2, 5 × 10^k steps that give about five ticks over `max`.
-fn nice_step(max: f64) -> f64 {
+pub(super) fn nice_step(max: f64) -> f64 {
     if max <= 0.0 || !max.is_finite() {
         return 1.0;
     }
@@ -35,7 +35,7 @@ fn nice_step(max: f64) -> f64 {
         .unwrap_or(10.0 * mag)
 }
 
-fn short(v: f64) -> String {
+pub(super) fn short(v: f64) -> String {
     let a = v.abs();
     let s = if a >= 1e9 {
         format!("{:.3}G", v / 1e9)
@@ -277,7 +277,7 @@ fn section(o: &Outcome) -> String {
     s
 }
 
-const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;max-width:780px;margin:2em auto;color:#222;padding:0 1em}\
+pub(super) const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;max-width:780px;margin:2em auto;color:#222;padding:0 1em}\
 h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}\
 table{border-collapse:collapse;margin:.5em 0}td,th{padding:.15em .8em;border-bottom:1px solid #eee;text-align:left}\
 .num{text-align:right;font-variant-numeric:tabular-nums}.meta{color:#666;font-size:.9em}\

@@ -5,6 +5,7 @@ pub mod compare;
 pub mod csv;
 pub mod html;
 pub mod json;
+pub mod soak;
 pub mod table;
 pub mod text;
 

@@ -6,6 +6,7 @@
 //! user gave (`--label provider=aws`), the command and profile.
 
 mod schema;
+pub mod soak;
 pub mod sqlite;
 
 use crate::host::HostInfo;
@@ -94,6 +95,30 @@ pub trait Store {
     fn list(&self, filter: &RunFilter) -> Result<Vec<RunInfo>, StoreError>;
     /// One run with its outcomes, or None when there is no such id.
     fn load(&self, id: i64) -> Result<Option<StoredRun>, StoreError>;
+
+    /// Records a new soak (state `running`, this process) and returns its id.
+    fn create_soak(&mut self, plan: &soak::SoakPlan) -> Result<i64, StoreError>;
+    /// One soak with its slices, or None when there is no such id.
+    fn load_soak(&self, id: i64) -> Result<Option<soak::Soak>, StoreError>;
+    /// Every soak, oldest first (with their slices).
+    fn list_soaks(&self) -> Result<Vec<soak::Soak>, StoreError>;
+    /// Records one slice, and with it the run holding its outcomes, in one
+    /// transaction; returns the run's id. A slice is recorded once.
+    fn save_slice(
+        &mut self,
+        soak_id: i64,
+        slice: &soak::Slice,
+        run: Option<&NewRun>,
+    ) -> Result<Option<i64>, StoreError>;
+    /// Removes a soak that recorded nothing (its workload was refused at once).
+    fn delete_soak(&mut self, id: i64) -> Result<(), StoreError>;
+    /// Marks the soak running (by `pid`), stopped, finished or failed.
+    fn set_soak_state(
+        &mut self,
+        id: i64,
+        state: soak::SoakState,
+        pid: Option<u32>,
+    ) -> Result<(), StoreError>;
 }
 
 /// Where results go: `--db PATH` (or, in time, `--db postgres://...`).

@@ -5,7 +5,8 @@
 //! The tables mirror the result model so a PostgreSQL backend can use the same shape:
 //! `hosts` (the machine), `runs` (one command invocation) with `labels`, `outcomes`
 //! (one per measurement), `metrics`, `histograms` + `histogram_buckets` (the sparse
-//! latency histogram) and `series` (one row per sample and value name).
+//! latency histogram) and `series` (one row per sample and value name); `soaks` and
+//! `soak_slices` for `hostbench soak`.
 
 /// The newest schema this build knows. A database at a higher version was written by a
 /// newer hostbench and is refused untouched.
@@ -131,5 +132,42 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX labels_by_pair ON labels(key, value);
     CREATE INDEX outcomes_by_workload ON outcomes(workload, run_id);
     CREATE INDEX hosts_by_name ON hosts(hostname);
+    ",
+    // 3: soaks (`hostbench soak`): the plan, its state, and one row per slice, linked
+    // to the run that holds the slice's outcomes. Times of the schedule in Unix ms.
+    "
+    CREATE TABLE soaks (
+        id            INTEGER PRIMARY KEY,
+        created_at    TEXT NOT NULL,
+        updated_at    TEXT NOT NULL,
+        -- running, stopped (Ctrl-C), finished, failed (the workload was refused)
+        state         TEXT NOT NULL,
+        pid           INTEGER,
+        -- the workload's native command line, a JSON array of words
+        workload      TEXT NOT NULL,
+        start_ms      INTEGER NOT NULL,
+        every_ms      INTEGER NOT NULL,
+        for_ms        INTEGER NOT NULL,
+        duration_ms   INTEGER NOT NULL,
+        threshold_pct REAL NOT NULL,
+        -- labels given to every slice's run, a JSON object
+        labels        TEXT NOT NULL
+    );
+    CREATE TABLE soak_slices (
+        soak_id    INTEGER NOT NULL REFERENCES soaks(id) ON DELETE CASCADE,
+        seq        INTEGER NOT NULL,
+        due_ms     INTEGER NOT NULL,
+        -- done, missed, failed
+        status     TEXT NOT NULL,
+        run_id     INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+        started_at TEXT,
+        metric     TEXT,
+        value      REAL,
+        unit       TEXT,
+        better     TEXT,
+        note       TEXT,
+        PRIMARY KEY (soak_id, seq)
+    );
+    CREATE INDEX soak_slices_by_run ON soak_slices(run_id);
     ",
 ];

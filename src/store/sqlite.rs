@@ -21,6 +21,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod soak;
+
 /// How long a writer waits for another process's transaction before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -250,6 +252,63 @@ impl SqliteStore {
             }
         }
         Ok(())
+    }
+
+    /// Inserts one run with its outcomes inside the caller's transaction (a soak saves
+    /// a slice's run and the slice in one).
+    fn insert_run(tx: &Connection, run: &NewRun) -> rusqlite::Result<i64> {
+        let now = crate::host::now_rfc3339();
+        let detected;
+        let first_host = match run.outcomes.first() {
+            Some(o) => &o.host,
+            None => {
+                detected = HostInfo::detect();
+                &detected
+            }
+        };
+        let host_id = Self::host_id(tx, first_host, &now)?;
+        let started_at = run
+            .outcomes
+            .iter()
+            .map(|o| o.started_at.as_str())
+            .min()
+            .unwrap_or(&now)
+            .to_string();
+        let schema_version = run
+            .outcomes
+            .first()
+            .map_or(crate::model::SCHEMA_VERSION, |o| o.schema_version);
+        tx.execute(
+            "INSERT INTO runs (started_at, saved_at, command, host_id, profile, interrupted,
+                schema_version, tool_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                started_at,
+                now,
+                run.command,
+                host_id,
+                run.profile,
+                run.outcomes.iter().any(|o| o.interrupted),
+                schema_version,
+                env!("CARGO_PKG_VERSION"),
+            ],
+        )?;
+        let run_id = tx.last_insert_rowid();
+        for (k, v) in run.labels {
+            tx.execute(
+                "INSERT INTO labels (run_id, key, value) VALUES (?1, ?2, ?3)",
+                params![run_id, k, v],
+            )?;
+        }
+        for (seq, o) in run.outcomes.iter().enumerate() {
+            let host_id =
+                if o.host == *first_host || static_host(&o.host) == static_host(first_host) {
+                    host_id
+                } else {
+                    Self::host_id(tx, &o.host, &now)?
+                };
+            Self::insert_outcome(tx, run_id, seq, o, host_id)?;
+        }
+        Ok(run_id)
     }
 
     fn run_info(&self, row: &Row) -> rusqlite::Result<RunInfo> {
@@ -517,65 +576,13 @@ impl Store for SqliteStore {
     }
 
     fn save(&mut self, run: &NewRun) -> Result<i64, StoreError> {
-        let now = crate::host::now_rfc3339();
         let path = self.path.clone();
         let sql_err = |e| StoreError::sql(&path, "save the run", e);
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql_err)?;
-        let detected;
-        let first_host = match run.outcomes.first() {
-            Some(o) => &o.host,
-            None => {
-                detected = HostInfo::detect();
-                &detected
-            }
-        };
-        let host_id = Self::host_id(&tx, first_host, &now).map_err(sql_err)?;
-        let started_at = run
-            .outcomes
-            .iter()
-            .map(|o| o.started_at.as_str())
-            .min()
-            .unwrap_or(&now)
-            .to_string();
-        let schema_version = run
-            .outcomes
-            .first()
-            .map_or(crate::model::SCHEMA_VERSION, |o| o.schema_version);
-        tx.execute(
-            "INSERT INTO runs (started_at, saved_at, command, host_id, profile, interrupted,
-                schema_version, tool_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                started_at,
-                now,
-                run.command,
-                host_id,
-                run.profile,
-                run.outcomes.iter().any(|o| o.interrupted),
-                schema_version,
-                env!("CARGO_PKG_VERSION"),
-            ],
-        )
-        .map_err(sql_err)?;
-        let run_id = tx.last_insert_rowid();
-        for (k, v) in run.labels {
-            tx.execute(
-                "INSERT INTO labels (run_id, key, value) VALUES (?1, ?2, ?3)",
-                params![run_id, k, v],
-            )
-            .map_err(sql_err)?;
-        }
-        for (seq, o) in run.outcomes.iter().enumerate() {
-            let host_id =
-                if o.host == *first_host || static_host(&o.host) == static_host(first_host) {
-                    host_id
-                } else {
-                    Self::host_id(&tx, &o.host, &now).map_err(sql_err)?
-                };
-            Self::insert_outcome(&tx, run_id, seq, o, host_id).map_err(sql_err)?;
-        }
+        let run_id = Self::insert_run(&tx, run).map_err(sql_err)?;
         tx.commit().map_err(sql_err)?;
         Ok(run_id)
     }
@@ -640,6 +647,40 @@ impl Store for SqliteStore {
         };
         let outcomes = self.load_outcomes(id)?;
         Ok(Some(StoredRun { info, outcomes }))
+    }
+
+    fn create_soak(&mut self, plan: &super::soak::SoakPlan) -> Result<i64, StoreError> {
+        self.soak_create(plan)
+    }
+
+    fn load_soak(&self, id: i64) -> Result<Option<super::soak::Soak>, StoreError> {
+        self.soak_load(id)
+    }
+
+    fn list_soaks(&self) -> Result<Vec<super::soak::Soak>, StoreError> {
+        self.soak_list()
+    }
+
+    fn save_slice(
+        &mut self,
+        soak_id: i64,
+        slice: &super::soak::Slice,
+        run: Option<&NewRun>,
+    ) -> Result<Option<i64>, StoreError> {
+        self.soak_save_slice(soak_id, slice, run)
+    }
+
+    fn delete_soak(&mut self, id: i64) -> Result<(), StoreError> {
+        self.soak_delete(id)
+    }
+
+    fn set_soak_state(
+        &mut self,
+        id: i64,
+        state: super::soak::SoakState,
+        pid: Option<u32>,
+    ) -> Result<(), StoreError> {
+        self.soak_state(id, state, pid)
     }
 }
 

@@ -1,4 +1,4 @@
-//! Orchestration: the main job (`hostbench run`), compare and, later, soak and limits.
+//! Orchestration: the main job (`hostbench run`), compare and soak.
 
 pub mod compare;
 pub mod net_step;
@@ -6,4 +6,5 @@ pub mod redis_server;
 pub mod redis_step;
 pub mod redis_url;
 pub mod run;
+pub mod soak;
 pub mod summary;

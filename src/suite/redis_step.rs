@@ -65,6 +65,8 @@ impl RedisPlan {
             duration: self.duration,
             warmup: self.warmup,
             rate: None,
+            // The run's own server, or a --redis URL of one node: not a cluster.
+            cluster: None,
             seed: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(1, |d| d.as_nanos() as u64),

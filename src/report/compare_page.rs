@@ -8,9 +8,7 @@
 //! latency percentile curves of the groups laid over each other.
 
 use super::compare::{cells, geomean_text, letter, ratio_text, stat_text};
-use super::html::{
-    COLOURS, PERCENTILE_AXIS, chips, esc, line_chart, md_cell, page, percentile_curve,
-};
+use super::html::{COLOURS, chips, esc, md_cell, page, percentile_chart, percentile_curve};
 use super::metric_label;
 use crate::model::Better;
 use crate::store::outcome_test;
@@ -149,7 +147,7 @@ fn bars(rows: &[&Row], groups: usize) -> String {
             if let Some(r) = row.ratios.get(i).and_then(|r| r.as_ref()) {
                 let _ = write!(
                     body,
-                    r#"<text x="{WIDTH}" y="{:.1}" text-anchor="end" class="value" font-weight="600" fill="{}">{}</text>"#,
+                    r#"<text x="{WIDTH}" y="{:.1}" text-anchor="end" class="value" style="font-weight:600;fill:{}">{}</text>"#,
                     y + 11.0,
                     verdict_fill(&r.verdict),
                     esc(&ratio_text(r))
@@ -164,19 +162,21 @@ fn bars(rows: &[&Row], groups: usize) -> String {
     )
 }
 
-/// Ticks for a log axis that reaches `factor` either way.
+/// Ticks for a log axis that reaches `factor` either way: few enough to read.
 fn log_ticks(factor: f64) -> Vec<f64> {
-    const TICKS: [f64; 17] = [
-        0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 0.8, 1.0, 1.25, 2.0, 4.0, 5.0, 10.0, 20.0, 50.0,
-        100.0,
-    ];
-    TICKS
-        .into_iter()
-        .filter(|t: &f64| t.ln().abs() <= factor.ln() + 1e-9)
-        .filter(|t| {
-            // Keep 0.8 and 1.25 only when the axis is narrow.
-            factor <= 2.0 || !(0.79..1.26).contains(t) || *t == 1.0
-        })
+    let ticks: &[f64] = if factor <= 2.0 {
+        &[0.5, 0.8, 1.0, 1.25, 2.0]
+    } else if factor <= 5.0 {
+        &[0.2, 0.5, 1.0, 2.0, 5.0]
+    } else if factor <= 20.0 {
+        &[0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0]
+    } else {
+        &[0.01, 0.1, 1.0, 10.0, 100.0]
+    };
+    ticks
+        .iter()
+        .copied()
+        .filter(|t| t.ln().abs() <= factor.ln() + 1e-9)
         .collect()
 }
 
@@ -274,7 +274,7 @@ fn geomean_chart(c: &Comparison) -> String {
                 };
                 let _ = write!(
                     body,
-                    r#"<text x="{tx:.1}" y="{:.1}" text-anchor="{anchor}" class="value" font-weight="600" fill="{}">{text}</text>"#,
+                    r#"<text x="{tx:.1}" y="{:.1}" text-anchor="{anchor}" class="value" style="font-weight:600;fill:{}">{text}</text>"#,
                     y + 11.0,
                     verdict_fill(&g.verdict)
                 );
@@ -385,12 +385,17 @@ fn latency_overlays(groups: &[Group]) -> Vec<String> {
                     && outcome_test(o) == test
                     && o.latency.as_ref().is_some_and(|l| l.count > 0)
             });
-            if let Some(lat) = first.and_then(|o| o.latency.as_ref()) {
-                series.push((letter(i), percentile_curve(lat)));
-            } else {
-                // Keeps each group on its own colour.
-                series.push((letter(i), Vec::new()));
+            // The legend has room for about 20 characters per group.
+            let mut name = format!("{} {}", letter(i), g.name);
+            if name.chars().count() > 20 {
+                name = name.chars().take(19).collect::<String>() + "…";
             }
+            // A group without the test keeps an empty series, so colours stay per group.
+            let curve = first
+                .and_then(|o| o.latency.as_ref())
+                .map(percentile_curve)
+                .unwrap_or_default();
+            series.push((name, curve));
         }
         if series.iter().filter(|s| !s.1.is_empty()).count() < 2 {
             continue;
@@ -399,9 +404,8 @@ fn latency_overlays(groups: &[Group]) -> Vec<String> {
             Some(t) => format!("{workload} · {t}"),
             None => workload.clone(),
         };
-        charts.push(line_chart(
+        charts.push(percentile_chart(
             &format!("Latency (µs) by percentile, {what}"),
-            PERCENTILE_AXIS,
             &series,
         ));
     }
@@ -649,6 +653,8 @@ mod tests {
     #[test]
     fn log_axis_ticks() {
         assert_eq!(log_ticks(2.0), vec![0.5, 0.8, 1.0, 1.25, 2.0]);
-        assert_eq!(log_ticks(5.0), vec![0.2, 0.25, 0.5, 1.0, 2.0, 4.0, 5.0]);
+        assert_eq!(log_ticks(4.0), vec![0.5, 1.0, 2.0]);
+        assert_eq!(log_ticks(5.0), vec![0.2, 0.5, 1.0, 2.0, 5.0]);
+        assert_eq!(log_ticks(10.0), vec![0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]);
     }
 }

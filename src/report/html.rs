@@ -65,9 +65,38 @@ pub(crate) fn short(v: f64) -> String {
     }
 }
 
-/// A line chart: each series is (name, points); y from 0. `x_log` spaces x by
-/// log10 (for percentile curves, where 99.9 sits far from 99).
+/// A line chart: each series is (name, points); y from 0; x ticks at the first,
+/// middle and last x.
 pub fn line_chart(title: &str, x_label: &str, series: &[(String, Vec<(f64, f64)>)]) -> String {
+    line_chart_ticks(title, x_label, series, &[])
+}
+
+/// Latency by percentile (from `percentile_curve`), x ticks named p50, p90, p99, ...
+pub fn percentile_chart(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> String {
+    line_chart_ticks(
+        title,
+        "percentile (log scale towards the tail)",
+        series,
+        &[
+            (0.0, "p0"),
+            (-(0.5f64.log10()), "p50"),
+            (1.0, "p90"),
+            (2.0, "p99"),
+            (3.0, "p99.9"),
+            (4.0, "p99.99"),
+            (5.0, "max"),
+        ],
+    )
+}
+
+/// A line chart with x ticks where given (those inside the data's range), else at
+/// the first, middle and last x.
+pub fn line_chart_ticks(
+    title: &str,
+    x_label: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+    x_ticks: &[(f64, &str)],
+) -> String {
     let points: Vec<&(f64, f64)> = series.iter().flat_map(|s| s.1.iter()).collect();
     if points.is_empty() {
         return String::new();
@@ -105,14 +134,25 @@ pub fn line_chart(title: &str, x_label: &str, series: &[(String, Vec<(f64, f64)>
         );
         y += step;
     }
-    // x ticks: first, middle, last.
-    for x in [x_min, (x_min + x_max) / 2.0, x_max] {
+    let ticks: Vec<(f64, String)> = if x_ticks.is_empty() {
+        [x_min, (x_min + x_max) / 2.0, x_max]
+            .into_iter()
+            .map(|x| (x, short(x)))
+            .collect()
+    } else {
+        x_ticks
+            .iter()
+            .filter(|(x, _)| *x >= x_min - 1e-9 && *x <= x_max + 1e-9)
+            .map(|(x, name)| (*x, name.to_string()))
+            .collect()
+    };
+    for (x, name) in ticks {
         let _ = write!(
             svg,
             r#"<text x="{:.1}" y="{}" text-anchor="middle" class="tick">{}</text>"#,
             sx(x),
             t + ph + 16.0,
-            short(x)
+            esc(&name)
         );
     }
     let _ = write!(
@@ -161,18 +201,28 @@ pub fn line_chart(title: &str, x_label: &str, series: &[(String, Vec<(f64, f64)>
 
 /// Latency at each percentile, from the stored histogram buckets (value, count).
 pub(crate) fn percentile_curve(lat: &Latency) -> Vec<(f64, f64)> {
+    // x = -log10(1 - p): 0 at p0, 1 at p90, 2 at p99, 3 at p99.9; the maximum at 5.
+    let x_of = |p: f64| {
+        if p >= 1.0 {
+            5.0
+        } else {
+            (-(1.0 - p).log10()).min(5.0)
+        }
+    };
     let total: u64 = lat.buckets.iter().map(|b| b.1).sum();
     if total == 0 {
-        return lat.percentiles.iter().map(|p| (p.p, p.ns / 1e3)).collect();
+        // No buckets kept: the percentiles the outcome lists.
+        return lat
+            .percentiles
+            .iter()
+            .map(|p| (x_of(p.p / 100.0), p.ns / 1e3))
+            .collect();
     }
-    // x = -log10(1 - p): 0 at p0, 1 at p90, 2 at p99, 3 at p99.9.
     let mut seen = 0u64;
     let mut out = Vec::new();
     for (value, count) in &lat.buckets {
         seen += count;
-        let p = seen as f64 / total as f64;
-        let x = if p >= 1.0 { 5.0 } else { -(1.0 - p).log10() };
-        out.push((x.min(5.0), value / 1e3));
+        out.push((x_of(seen as f64 / total as f64), value / 1e3));
     }
     out
 }
@@ -278,9 +328,8 @@ fn section(o: &Outcome, level: u8) -> String {
     if let Some(lat) = &o.latency
         && lat.count > 0
     {
-        s.push_str(&line_chart(
+        s.push_str(&percentile_chart(
             "Latency (µs) by percentile",
-            PERCENTILE_AXIS,
             &[("latency".to_string(), percentile_curve(lat))],
         ));
     }
@@ -294,9 +343,6 @@ fn section(o: &Outcome, level: u8) -> String {
     s.push_str("</section>");
     s
 }
-
-/// The x axis of a percentile curve (see `percentile_curve`).
-pub(crate) const PERCENTILE_AXIS: &str = "percentile: 1 = p90, 2 = p99, 3 = p99.9, 4 = p99.99";
 
 /// Colours outside the charts stay clear of the chart palette, so a screenshot's
 /// chart colours come from the charts alone (tests/report.rs counts them).

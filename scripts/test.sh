@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs hostbench's tests, first installing the peer tools they compare against
 # (Debian's sysbench, fio, redis-server, redis-tools, iperf3, iproute2, qperf, sockperf,
-# chromium) when they are missing. Needs root or sudo for the install.
+# chromium, prometheus for promtool) when they are missing. Needs root or sudo for the install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +18,8 @@ command -v qperf >/dev/null || need+=(qperf)
 command -v sockperf >/dev/null || need+=(sockperf)
 # Reports: headless Chromium draws an HTML report for tests/report.rs.
 command -v chromium >/dev/null || need+=(chromium)
+# OpenMetrics: promtool (Debian's prometheus) checks what tests/openmetrics.rs writes.
+command -v promtool >/dev/null || need+=(prometheus)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing peers for the tests: ${need[*]}" >&2
   sudo=""

@@ -85,7 +85,7 @@ pub fn render(sources: &[Source]) -> String {
             for m in &o.metrics {
                 let (name, unit, scale) = family_name(&o.workload, m);
                 let mut labels = base.clone();
-                labels.extend(metric_labels(m));
+                labels.extend(metric_labels(m, outcome_test(o).as_deref()));
                 add(
                     name,
                     help(o, m),
@@ -143,10 +143,11 @@ fn base_labels(source: &Source, o: &Outcome) -> Vec<(String, String)> {
     labels
 }
 
-/// What tells two metrics of one name apart within an outcome.
-fn metric_labels(m: &Metric) -> Vec<(String, String)> {
+/// What tells two metrics of one name apart within an outcome (a variant that only
+/// repeats the test's name is left out).
+fn metric_labels(m: &Metric, test: Option<&str>) -> Vec<(String, String)> {
     let mut labels = Vec::new();
-    if let Some(v) = &m.variant {
+    if let Some(v) = m.variant.as_ref().filter(|v| Some(v.as_str()) != test) {
         labels.push(("variant".into(), v.clone()));
     }
     if let Some(t) = m.threads {
@@ -288,11 +289,13 @@ fn help(o: &Outcome, m: &Metric) -> String {
         Unit::Count => "count",
         Unit::Ratio => "ratio",
     };
-    let better = match m.better {
-        crate::model::Better::Higher => "higher is better",
-        crate::model::Better::Lower => "lower is better",
+    let better = match (m.unit, m.better) {
+        // How much was done says nothing about how well.
+        (Unit::Count | Unit::Bytes, _) => "",
+        (_, crate::model::Better::Higher) => "; higher is better",
+        (_, crate::model::Better::Lower) => "; lower is better",
     };
-    format!("hostbench {} {} ({unit}; {better})", o.workload, m.name)
+    format!("hostbench {} {} ({unit}{better})", o.workload, m.name)
 }
 
 /// A sample value: OpenMetrics spells the special ones NaN, +Inf and -Inf.

@@ -162,6 +162,7 @@ pub fn line_chart_ticks(
         HEIGHT - 4.0,
         esc(x_label)
     );
+    let mut legend_x = l + 8.0;
     for (i, (name, pts)) in series.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
         let path: Vec<String> = pts
@@ -185,12 +186,14 @@ pub fn line_chart_ticks(
         let _ = write!(
             svg,
             r#"<rect x="{:.1}" y="{}" width="10" height="10" fill="{colour}"/><text x="{:.1}" y="{}" class="legend">{}</text>"#,
-            l + 8.0 + 150.0 * i as f64,
+            legend_x,
             t - 14.0,
-            l + 22.0 + 150.0 * i as f64,
+            legend_x + 14.0,
             t - 5.0,
             esc(name)
         );
+        // The next key after this one's text (about 6.8 units a character at 12 px).
+        legend_x += 14.0 + 6.8 * name.chars().count() as f64 + 18.0;
     }
     svg.push_str("</svg>");
     format!(
@@ -232,34 +235,62 @@ pub(crate) fn percentile_curve(lat: &Latency) -> Vec<(f64, f64)> {
 type Series = (String, Vec<(f64, f64)>);
 type Chart = (String, Vec<Series>);
 
+/// A sample value that says which phase a sample belongs to rather than what it
+/// measured (`cpu` runs 1 thread, then all): series are split by it, never drawn.
+const PHASE_KEY: &str = "threads";
+
 fn timelines(o: &Outcome) -> Vec<Chart> {
-    let mut keys: Vec<&String> = o.series.iter().flat_map(|s| s.values.keys()).collect();
+    let mut keys: Vec<&String> = o
+        .series
+        .iter()
+        .flat_map(|s| s.values.keys())
+        .filter(|k| *k != PHASE_KEY)
+        .collect();
     keys.sort();
     keys.dedup();
+    let mut phases: Vec<Option<u64>> = Vec::new();
+    let phase_of = |s: &crate::model::Sample| s.values.get(PHASE_KEY).map(|t| *t as u64);
+    for s in &o.series {
+        if !phases.contains(&phase_of(s)) {
+            phases.push(phase_of(s));
+        }
+    }
     let mut groups: Vec<Chart> = Vec::new();
     for key in keys {
-        let pts: Vec<(f64, f64)> = o
-            .series
-            .iter()
-            .filter_map(|s| s.values.get(key).map(|v| (s.at_s, *v)))
-            .collect();
-        if pts.iter().all(|p| p.1 == 0.0) {
-            continue;
-        }
-        let (group, scale) = if key.contains("bytes") {
-            ("MB/s", 1e-6)
-        } else if key.contains("latency") || key.ends_with("_ns") {
-            ("latency (µs)", 1e-3)
-        } else {
-            ("per second", 1.0)
-        };
-        let pts = pts.into_iter().map(|(x, y)| (x, y * scale)).collect();
-        match groups.iter_mut().find(|g| g.0 == group) {
-            Some(g) => g.1.push((metric_label(key), pts)),
-            None => groups.push((group.to_string(), vec![(metric_label(key), pts)])),
+        for phase in &phases {
+            let pts: Vec<(f64, f64)> = o
+                .series
+                .iter()
+                .filter(|s| phase_of(s) == *phase)
+                .filter_map(|s| s.values.get(key).map(|v| (s.at_s, *v)))
+                .collect();
+            if pts.is_empty() || pts.iter().all(|p| p.1 == 0.0) {
+                continue;
+            }
+            let (group, scale) = if key.contains("bytes") {
+                ("MB/s", 1e-6)
+            } else if key.contains("latency") || key.ends_with("_ns") {
+                ("latency (µs)", 1e-3)
+            } else {
+                ("per second", 1.0)
+            };
+            let pts = pts.into_iter().map(|(x, y)| (x, y * scale)).collect();
+            let name = match phase {
+                Some(t) => format!("{}, {}", metric_label(key), threads_text(*t as usize)),
+                None => metric_label(key),
+            };
+            match groups.iter_mut().find(|g| g.0 == group) {
+                Some(g) => g.1.push((name, pts)),
+                None => groups.push((group.to_string(), vec![(name, pts)])),
+            }
         }
     }
     groups
+}
+
+/// `1 thread`, `2 threads`.
+fn threads_text(t: usize) -> String {
+    format!("{t} thread{}", if t == 1 { "" } else { "s" })
 }
 
 fn title_of(o: &Outcome) -> String {
@@ -273,7 +304,7 @@ fn title_of(o: &Outcome) -> String {
 }
 
 fn kind_of(m: &crate::model::Metric) -> String {
-    let mut parts: Vec<String> = [m.variant.clone(), m.threads.map(|t| format!("{t} threads"))]
+    let mut parts: Vec<String> = [m.variant.clone(), m.threads.map(threads_text)]
         .into_iter()
         .flatten()
         .collect();

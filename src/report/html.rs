@@ -625,6 +625,40 @@ mod tests {
     }
 
     #[test]
+    fn timelines_split_by_thread_phase() {
+        let mut o = sample_outcome();
+        o.series = [1.0, 2.0]
+            .iter()
+            .flat_map(|&threads| {
+                (1..=3).map(move |i| Sample {
+                    at_s: i as f64,
+                    span_s: 1.0,
+                    values: [
+                        ("events_per_sec".to_string(), 100.0 * threads),
+                        ("threads".to_string(), threads),
+                    ]
+                    .into_iter()
+                    .collect(),
+                })
+            })
+            .collect();
+        let charts = timelines(&o);
+        assert_eq!(charts.len(), 1);
+        let names: Vec<&str> = charts[0].1.iter().map(|s| s.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "events per second, 1 thread",
+                "events per second, 2 threads"
+            ]
+        );
+        assert_eq!(
+            charts[0].1[1].1,
+            vec![(1.0, 200.0), (2.0, 200.0), (3.0, 200.0)]
+        );
+    }
+
+    #[test]
     fn markdown_has_the_metrics() {
         let md = markdown("r", &[sample_outcome()]);
         assert!(md.contains("| read iops | randread |"), "{md}");

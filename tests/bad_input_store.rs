@@ -299,6 +299,16 @@ fn an_unwritable_disk_directory_is_named_before_anything_runs() {
         );
         assert!(!stderr(&out).contains("saved as run"));
     }
+    // The same check, for commands that measure other things first (`run`), leaves
+    // nothing behind when the directory is fine.
+    for (bad, _) in &cases {
+        let e = hostbench::workload::disk::check_dir(bad).unwrap_err();
+        assert!(e.is_usage(), "{e}");
+        assert!(e.to_string().contains("--dir"), "{e}");
+    }
+    let fine = tempfile::tempdir_in(".").unwrap();
+    hostbench::workload::disk::check_dir(fine.path()).unwrap();
+    assert!(files_in(fine.path()).is_empty());
     // Nothing stored, nothing made.
     let runs = with_db(&db, &["history", "--json"]);
     let runs: serde_json::Value = serde_json::from_slice(&runs.stdout).unwrap();

@@ -114,6 +114,17 @@ fn an_unknown_run_is_named_with_the_runs_there_are() {
         let out = with_db(&db, args);
         refused(&out, &format!("{args:?}"), &[says]);
     }
+    // -o: never over the database, never half a file in a missing directory.
+    let before = std::fs::read(&db).unwrap();
+    let out = with_db(&db, &["report", "1", "-o", db.to_str().unwrap()]);
+    refused(&out, "-o the database", &["report's own input"]);
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    let out = with_db(&db, &["report", "1", "-o", "/nonexistent-dir/r.html"]);
+    refused(
+        &out,
+        "-o in a missing directory",
+        &["/nonexistent-dir/r.html"],
+    );
     // RUN, --last, --compare and --input are one choice.
     let out = with_db(&db, &["report", "1", "--last"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));

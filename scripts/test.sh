@@ -18,6 +18,8 @@ command -v qperf >/dev/null || need+=(qperf)
 command -v sockperf >/dev/null || need+=(sockperf)
 # Reports: headless Chromium draws an HTML report for tests/report.rs.
 command -v chromium >/dev/null || need+=(chromium)
+# OpenMetrics: tests/openmetrics.rs also runs promtool (Debian: prometheus) when it is
+# installed; not installed here, since the package brings daemons a test run must not start.
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing peers for the tests: ${need[*]}" >&2
   sudo=""

@@ -27,12 +27,12 @@ pub struct CompareArgs {
 }
 
 /// What one argument selects.
-enum Selector {
+pub(super) enum Selector {
     Runs(Vec<String>),
     Filter(RunFilter),
 }
 
-fn selector(arg: &str) -> Result<Selector, CliError> {
+pub(super) fn selector(arg: &str) -> Result<Selector, CliError> {
     let bad = |why: &str| {
         CliError::Usage(format!(
             "'{arg}' is not a group: {why}; give a run id (12), runs (12,13,14), last, host:NAME or label:KEY=VALUE"
@@ -68,7 +68,12 @@ fn selector(arg: &str) -> Result<Selector, CliError> {
     Err(bad("not a run id"))
 }
 
-fn group(store: &dyn Store, arg: &str, workload: Option<&str>) -> Result<Group, CliError> {
+/// The runs an argument selects, as a group (`report` uses it too).
+pub(super) fn group(
+    store: &dyn Store,
+    arg: &str,
+    workload: Option<&str>,
+) -> Result<Group, CliError> {
     let mut runs: Vec<StoredRun> = match selector(arg)? {
         Selector::Runs(ids) => ids
             .iter()

@@ -89,6 +89,8 @@ enum Format {
     Json,
     /// One row per metric, for spreadsheets.
     Csv,
+    /// OpenMetrics text for node_exporter's textfile collector (gauges, `# EOF`).
+    Openmetrics,
 }
 
 #[derive(Debug, Args)]
@@ -223,11 +225,31 @@ pub(super) fn load_run(store: &dyn Store, which: &str) -> Result<StoredRun, CliE
             ))
         })?
     };
-    store.load(id)?.ok_or_else(|| {
-        CliError::Usage(format!(
-            "no run {id} in {}: `hostbench history` lists the stored runs",
-            store.location()
-        ))
+    match store.load(id)? {
+        Some(run) => Ok(run),
+        None => Err(CliError::Usage(format!(
+            "no run {id} in {}: {}; `hostbench history` lists them",
+            store.location(),
+            stored_ids(store)?
+        ))),
+    }
+}
+
+/// Which run ids exist, for the message about one that does not:
+/// `runs 1 to 5 are stored`, `4 runs between 2 and 9 are stored`.
+fn stored_ids(store: &dyn Store) -> Result<String, CliError> {
+    let ids: Vec<i64> = store
+        .list(&RunFilter::default())?
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    Ok(match (ids.first(), ids.last()) {
+        (Some(&a), Some(&b)) if a == b => format!("only run {a} is stored"),
+        (Some(&a), Some(&b)) if (b - a + 1) as usize == ids.len() => {
+            format!("runs {a} to {b} are stored")
+        }
+        (Some(&a), Some(&b)) => format!("{} runs between {a} and {b} are stored", ids.len()),
+        _ => "no runs are stored yet".into(),
     })
 }
 
@@ -345,6 +367,7 @@ pub fn export(args: ExportArgs) -> Result<ExitCode, CliError> {
             serde_json::to_string_pretty(&doc).expect("an export serialises") + "\n"
         }
         Format::Csv => report::csv::runs(&runs),
+        Format::Openmetrics => report::openmetrics::runs(&runs),
     };
     match &args.output {
         None => print_stdout(&text),
@@ -371,7 +394,7 @@ pub(super) fn print_stdout(text: &str) {
         .and_then(|_| stdout.flush());
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
+pub(super) fn same_file(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
@@ -380,7 +403,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 /// Writes a temporary file beside `path`, syncs it and renames it over `path`, so a
 /// reader sees the old file or the new one, never half of one.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     if path.is_dir() {
         return Err(std::io::Error::other("it is a directory"));

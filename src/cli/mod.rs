@@ -50,7 +50,7 @@ enum Command {
     Redis(redis::RedisArgs),
     /// Cloud providers' published disk promises (IOPS and throughput per size).
     Limits(limits::LimitsArgs),
-    /// A JSON result as one self-contained HTML page with charts (or Markdown).
+    /// Stored runs, a comparison or a JSON result as one self-contained HTML page with charts (or Markdown, OpenMetrics).
     Report(report::ReportArgs),
     /// Network: throughput, transactions and latency against `hostbench net serve` (netperf's tests).
     Net(net::NetArgs),

@@ -1,38 +1,63 @@
-//! `hostbench report`: a results file turned into one self-contained HTML page
-//! (inline SVG charts, nothing fetched) or Markdown.
+//! `hostbench report`: stored runs, a comparison of them, or a JSON result file as
+//! one self-contained HTML page (inline SVG charts, nothing fetched), as Markdown,
+//! or as OpenMetrics text for node_exporter's textfile collector.
 
 use super::CliError;
+use super::compare::{group, selector};
+use super::history::{load_run, print_stdout, same_file, write_atomically};
+use super::save::DbArg;
 use crate::model::Outcome;
-use clap::{Args, ValueEnum};
+use crate::report::{compare_page, html, openmetrics};
+use crate::store::{self, Labels, Location, Store, StoredRun};
+use clap::{ArgGroup, Args, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("source").required(true)))]
 pub struct ReportArgs {
+    /// The stored run to report: its id (12), several (12,13), last, host:NAME or
+    /// label:KEY=VALUE (every run that matches), as `hostbench compare` takes them.
+    #[arg(value_name = "RUN", group = "source")]
+    run: Option<String>,
+    /// The newest stored run.
+    #[arg(long, group = "source")]
+    last: bool,
+    /// Stored runs, hosts or labels side by side (the first is the reference), as
+    /// `hostbench compare A B [C...]` takes them: bar charts, ratios, geometric means.
+    #[arg(long, value_name = "GROUP", num_args = 2.., group = "source")]
+    compare: Vec<String>,
     /// A JSON result written by a hostbench command's --json (one outcome, or a
-    /// document with "outcomes").
-    #[arg(long, value_name = "FILE", required_unless_present = "soak")]
+    /// document with "outcomes") instead of the store.
+    #[arg(long, value_name = "FILE", group = "source")]
     input: Option<PathBuf>,
     /// A stored soak (`hostbench soak`): its timeline chart with the threshold and
     /// flagged slices, and its statistics.
-    #[arg(long, value_name = "ID", conflicts_with = "input")]
+    #[arg(long, value_name = "ID", group = "source")]
     soak: Option<i64>,
-    #[command(flatten)]
-    db: super::save::DbArg,
-    /// Write the report here (replaced whole); default: stdout.
+    /// Only this workload's results (cpu, memory, disk, net, redis, index, ...).
+    #[arg(long, value_name = "NAME")]
+    workload: Option<String>,
+    /// Write the report here (replaced whole, never left half-written); default: stdout.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "html")]
     format: Format,
-    /// Title at the top of the page.
-    #[arg(long, default_value = "hostbench report")]
-    title: String,
+    /// Title at the top of the page [default: what it reports].
+    #[arg(long)]
+    title: Option<String>,
+    #[command(flatten)]
+    db: DbArg,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
+    /// One self-contained page with charts.
     Html,
+    /// Tables for issues and wikis.
     Markdown,
+    /// OpenMetrics text for node_exporter's textfile collector (runs only).
+    Openmetrics,
 }
 
 fn read_outcomes(path: &PathBuf) -> Result<Vec<Outcome>, CliError> {
@@ -51,36 +76,175 @@ fn read_outcomes(path: &PathBuf) -> Result<Vec<Outcome>, CliError> {
     }
 }
 
-pub fn execute(args: ReportArgs) -> Result<ExitCode, CliError> {
-    let text = match (args.soak, &args.input) {
-        (Some(id), _) => {
-            let title = (args.title != "hostbench report").then_some(args.title.as_str());
-            super::soak::report(&args.db, id, args.format == Format::Html, title)?
+/// The store to read, or what to do when there is none yet.
+fn open_store(db: &DbArg) -> Result<Box<dyn Store>, CliError> {
+    let location = db.location()?;
+    store::open_existing(&location)?.ok_or_else(|| {
+        CliError::Usage(format!(
+            "no results database at {} yet: save runs first (every native command saves its run), or give --db PATH",
+            location.display()
+        ))
+    })
+}
+
+/// `hostbench disk on web1, run 12`; several runs: `hostbench runs 12, 13`.
+fn runs_title(runs: &[StoredRun]) -> String {
+    match runs {
+        [one] => format!(
+            "hostbench {} on {}, run {}",
+            one.info.command, one.info.host.hostname, one.info.id
+        ),
+        _ => {
+            let ids: Vec<String> = runs.iter().take(8).map(|r| r.info.id.to_string()).collect();
+            let more = if runs.len() > 8 { ", …" } else { "" };
+            format!("hostbench runs {}{more}", ids.join(", "))
         }
-        (None, input) => {
-            let outcomes = read_outcomes(input.as_ref().expect("clap requires --input"))?;
-            match args.format {
-                Format::Html => crate::report::html::render(&args.title, &outcomes),
-                Format::Markdown => crate::report::html::markdown(&args.title, &outcomes),
+    }
+}
+
+fn from_file(args: &ReportArgs, path: &PathBuf) -> Result<String, CliError> {
+    let mut outcomes = read_outcomes(path)?;
+    if outcomes.is_empty() {
+        return Err(CliError::Usage(format!(
+            "--input {}: it holds no results",
+            path.display()
+        )));
+    }
+    if let Some(w) = &args.workload {
+        outcomes.retain(|o| &o.workload == w);
+        if outcomes.is_empty() {
+            return Err(CliError::Usage(format!(
+                "--input {}: no {w} results in it",
+                path.display()
+            )));
+        }
+    }
+    let title = args.title.clone().unwrap_or_else(|| {
+        let mut workloads: Vec<&str> = Vec::new();
+        for o in &outcomes {
+            if !workloads.contains(&o.workload.as_str()) {
+                workloads.push(&o.workload);
+            }
+        }
+        let host = outcomes.first().map_or("", |o| o.host.hostname.as_str());
+        format!("hostbench {} on {host}", workloads.join(", "))
+    });
+    Ok(match args.format {
+        Format::Html => html::render(&title, &outcomes),
+        Format::Markdown => html::markdown(&title, &outcomes),
+        Format::Openmetrics => openmetrics::render(&[openmetrics::Source {
+            run: None,
+            labels: &Labels::new(),
+            outcomes: &outcomes,
+        }]),
+    })
+}
+
+fn from_runs(args: &ReportArgs, store: &dyn Store) -> Result<String, CliError> {
+    let mut runs = match &args.run {
+        Some(which) if !args.last => group(store, which, None)?.runs,
+        _ => vec![load_run(store, "last")?],
+    };
+    if let Some(w) = &args.workload {
+        for run in &mut runs {
+            run.outcomes.retain(|o| &o.workload == w);
+        }
+        runs.retain(|r| !r.outcomes.is_empty());
+        if runs.is_empty() {
+            return Err(CliError::Usage(format!(
+                "--workload {w}: the selected runs have no {w} results; `hostbench history --workload {w}` lists the runs that do"
+            )));
+        }
+    }
+    let title = args.title.clone().unwrap_or_else(|| runs_title(&runs));
+    Ok(match args.format {
+        Format::Html => html::render_runs(&title, &runs),
+        Format::Markdown => html::markdown_runs(&title, &runs),
+        Format::Openmetrics => openmetrics::runs(&runs),
+    })
+}
+
+fn from_comparison(args: &ReportArgs, store: &dyn Store) -> Result<String, CliError> {
+    let groups = args
+        .compare
+        .iter()
+        .map(|g| group(store, g, args.workload.as_deref()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let comparison = crate::suite::compare::compare(&groups);
+    let title = args.title.clone().unwrap_or_else(|| {
+        let names: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
+        format!("hostbench compare {}", names.join(" vs "))
+    });
+    Ok(match args.format {
+        Format::Markdown => compare_page::markdown(&title, &comparison),
+        _ => compare_page::html(&title, &comparison, &groups),
+    })
+}
+
+pub fn execute(args: ReportArgs) -> Result<ExitCode, CliError> {
+    // What can be checked without the database is checked first.
+    if let Some(which) = &args.run
+        && selector(which).is_err()
+    {
+        return Err(CliError::Usage(format!(
+            "'{which}' is not a run: give a run id from `hostbench history` (12), several (12,13), last, host:NAME or label:KEY=VALUE"
+        )));
+    }
+    for g in &args.compare {
+        selector(g)?;
+    }
+    if !args.compare.is_empty() && args.format == Format::Openmetrics {
+        return Err(CliError::Usage(
+            "--format openmetrics reports runs, not a comparison: give RUN or --last (or use `hostbench export --format openmetrics`)".into(),
+        ));
+    }
+    if let Some(out) = &args.output {
+        let own_input = match &args.input {
+            Some(input) => same_file(out, input),
+            None => {
+                let Location::Sqlite { path: db, .. } = args.db.location()?;
+                same_file(out, &db)
+            }
+        };
+        if own_input {
+            return Err(CliError::Usage(format!(
+                "-o {}: that is the report's own input: write the report to another file",
+                out.display()
+            )));
+        }
+    }
+    let text = match (&args.input, args.soak) {
+        (_, Some(id)) => {
+            if args.format == Format::Openmetrics {
+                return Err(CliError::Usage(
+                    "--soak ID: a soak is reported as html or markdown; its slices are runs that `hostbench export --format openmetrics` writes".into(),
+                ));
+            }
+            super::soak::report(
+                &args.db,
+                id,
+                args.format == Format::Html,
+                args.title.as_deref(),
+            )?
+        }
+        (Some(path), None) => from_file(&args, path)?,
+        (None, None) => {
+            let store = open_store(&args.db)?;
+            if args.compare.is_empty() {
+                from_runs(&args, store.as_ref())?
+            } else {
+                from_comparison(&args, store.as_ref())?
             }
         }
     };
     match &args.output {
-        None => print!("{text}"),
-        Some(path) => {
-            // Beside the target, then renamed: never half a report.
-            let tmp = path.with_file_name(format!(
-                ".{}.hostbench-{}.tmp",
-                path.file_name()
-                    .map_or("report".into(), |n| n.to_string_lossy()),
-                std::process::id()
-            ));
-            let written = std::fs::write(&tmp, &text).and_then(|()| std::fs::rename(&tmp, path));
-            if let Err(e) = written {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(CliError::Usage(format!("-o {}: {e}", path.display())));
-            }
-        }
+        None => print_stdout(&text),
+        Some(path) => write_atomically(path, text.as_bytes()).map_err(|e| {
+            CliError::Usage(format!(
+                "-o {}: cannot write it ({e}); check the directory exists and is writable",
+                path.display()
+            ))
+        })?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -48,6 +48,7 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
         .transpose()
         .map_err(CliError::Usage)?;
     args.save.check()?;
+    crate::workload::disk::check_dir(&args.dir).map_err(|e| CliError::Usage(e.to_string()))?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let steps = plan(&Options {
         profile: args.profile,

@@ -8,7 +8,7 @@ use crate::model::Unit;
 use crate::suite::compare::{Comparison, Geomean, Ratio, Row, Stat};
 
 /// `A`, `B`, ... `Z`, then `G27`...
-fn letter(i: usize) -> String {
+pub fn letter(i: usize) -> String {
     if i < 26 {
         ((b'A' + i as u8) as char).to_string()
     } else {
@@ -84,7 +84,8 @@ pub fn render(c: &Comparison) -> String {
     out
 }
 
-fn cells(row: &Row) -> Vec<String> {
+/// area, test, metric, threads, then per group its value and (after A) its ratio.
+pub fn cells(row: &Row) -> Vec<String> {
     let k = &row.key;
     let mut metric = metric_label(&k.metric);
     if let Some(v) = k.variant.as_ref().filter(|v| Some(*v) != k.test.as_ref()) {
@@ -138,7 +139,8 @@ pub fn ratio_text(r: &Ratio) -> String {
     format!("{text}x {}", r.verdict)
 }
 
-fn geomean_text(g: &Geomean) -> String {
+/// `1.52 ± 0.04x better (6 metrics)`.
+pub fn geomean_text(g: &Geomean) -> String {
     let mut text = format!("{:.2}", g.speedup);
     if let Some(u) = g.uncertainty {
         text += &format!(" ± {u:.2}");

@@ -5,16 +5,19 @@
 
 use super::{format_value, metric_label};
 use crate::model::{Latency, Outcome};
+use crate::store::StoredRun;
 use std::fmt::Write;
 
-pub(super) const WIDTH: f64 = 720.0;
-pub(super) const HEIGHT: f64 = 240.0;
-pub(super) const MARGIN: (f64, f64, f64, f64) = (56.0, 16.0, 24.0, 36.0); // left, right, top, bottom
-const COLOURS: [&str; 6] = [
+pub(crate) const WIDTH: f64 = 720.0;
+pub(crate) const HEIGHT: f64 = 240.0;
+pub(crate) const MARGIN: (f64, f64, f64, f64) = (56.0, 16.0, 24.0, 36.0); // left, right, top, bottom
+/// Series and group colours, in order (the compare page uses the same).
+pub(crate) const COLOURS: [&str; 6] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
 ];
 
-pub(super) fn esc(s: &str) -> String {
+/// Text made safe inside HTML and SVG, attributes included.
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -22,7 +25,7 @@ pub(super) fn esc(s: &str) -> String {
 }
 
 /// 1, 2, 5 × 10^k steps that give about five ticks over `max`.
-pub(super) fn nice_step(max: f64) -> f64 {
+pub(crate) fn nice_step(max: f64) -> f64 {
     if max <= 0.0 || !max.is_finite() {
         return 1.0;
     }
@@ -35,7 +38,8 @@ pub(super) fn nice_step(max: f64) -> f64 {
         .unwrap_or(10.0 * mag)
 }
 
-pub(super) fn short(v: f64) -> String {
+/// A tick label: `12.5k`, `2.5M`, `150`.
+pub(crate) fn short(v: f64) -> String {
     let a = v.abs();
     let s = if a >= 1e9 {
         format!("{:.3}G", v / 1e9)
@@ -61,9 +65,38 @@ pub(super) fn short(v: f64) -> String {
     }
 }
 
-/// A line chart: each series is (name, points); y from 0. `x_log` spaces x by
-/// log10 (for percentile curves, where 99.9 sits far from 99).
+/// A line chart: each series is (name, points); y from 0; x ticks at the first,
+/// middle and last x.
 pub fn line_chart(title: &str, x_label: &str, series: &[(String, Vec<(f64, f64)>)]) -> String {
+    line_chart_ticks(title, x_label, series, &[])
+}
+
+/// Latency by percentile (from `percentile_curve`), x ticks named p50, p90, p99, ...
+pub fn percentile_chart(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> String {
+    line_chart_ticks(
+        title,
+        "percentile (log scale towards the tail)",
+        series,
+        &[
+            (0.0, "p0"),
+            (-(0.5f64.log10()), "p50"),
+            (1.0, "p90"),
+            (2.0, "p99"),
+            (3.0, "p99.9"),
+            (4.0, "p99.99"),
+            (5.0, "max"),
+        ],
+    )
+}
+
+/// A line chart with x ticks where given (those inside the data's range), else at
+/// the first, middle and last x.
+pub fn line_chart_ticks(
+    title: &str,
+    x_label: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+    x_ticks: &[(f64, &str)],
+) -> String {
     let points: Vec<&(f64, f64)> = series.iter().flat_map(|s| s.1.iter()).collect();
     if points.is_empty() {
         return String::new();
@@ -101,14 +134,25 @@ pub fn line_chart(title: &str, x_label: &str, series: &[(String, Vec<(f64, f64)>
         );
         y += step;
     }
-    // x ticks: first, middle, last.
-    for x in [x_min, (x_min + x_max) / 2.0, x_max] {
+    let ticks: Vec<(f64, String)> = if x_ticks.is_empty() {
+        [x_min, (x_min + x_max) / 2.0, x_max]
+            .into_iter()
+            .map(|x| (x, short(x)))
+            .collect()
+    } else {
+        x_ticks
+            .iter()
+            .filter(|(x, _)| *x >= x_min - 1e-9 && *x <= x_max + 1e-9)
+            .map(|(x, name)| (*x, name.to_string()))
+            .collect()
+    };
+    for (x, name) in ticks {
         let _ = write!(
             svg,
             r#"<text x="{:.1}" y="{}" text-anchor="middle" class="tick">{}</text>"#,
             sx(x),
             t + ph + 16.0,
-            short(x)
+            esc(&name)
         );
     }
     let _ = write!(
@@ -118,6 +162,7 @@ pub fn line_chart(title: &str, x_label: &str, series: &[(String, Vec<(f64, f64)>
         HEIGHT - 4.0,
         esc(x_label)
     );
+    let mut legend_x = l + 8.0;
     for (i, (name, pts)) in series.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
         let path: Vec<String> = pts
@@ -141,12 +186,14 @@ pub fn line_chart(title: &str, x_label: &str, series: &[(String, Vec<(f64, f64)>
         let _ = write!(
             svg,
             r#"<rect x="{:.1}" y="{}" width="10" height="10" fill="{colour}"/><text x="{:.1}" y="{}" class="legend">{}</text>"#,
-            l + 8.0 + 150.0 * i as f64,
+            legend_x,
             t - 14.0,
-            l + 22.0 + 150.0 * i as f64,
+            legend_x + 14.0,
             t - 5.0,
             esc(name)
         );
+        // The next key after this one's text (about 6.8 units a character at 12 px).
+        legend_x += 14.0 + 6.8 * name.chars().count() as f64 + 18.0;
     }
     svg.push_str("</svg>");
     format!(
@@ -156,19 +203,29 @@ pub fn line_chart(title: &str, x_label: &str, series: &[(String, Vec<(f64, f64)>
 }
 
 /// Latency at each percentile, from the stored histogram buckets (value, count).
-fn percentile_curve(lat: &Latency) -> Vec<(f64, f64)> {
+pub(crate) fn percentile_curve(lat: &Latency) -> Vec<(f64, f64)> {
+    // x = -log10(1 - p): 0 at p0, 1 at p90, 2 at p99, 3 at p99.9; the maximum at 5.
+    let x_of = |p: f64| {
+        if p >= 1.0 {
+            5.0
+        } else {
+            (-(1.0 - p).log10()).min(5.0)
+        }
+    };
     let total: u64 = lat.buckets.iter().map(|b| b.1).sum();
     if total == 0 {
-        return lat.percentiles.iter().map(|p| (p.p, p.ns / 1e3)).collect();
+        // No buckets kept: the percentiles the outcome lists.
+        return lat
+            .percentiles
+            .iter()
+            .map(|p| (x_of(p.p / 100.0), p.ns / 1e3))
+            .collect();
     }
-    // x = -log10(1 - p): 0 at p0, 1 at p90, 2 at p99, 3 at p99.9.
     let mut seen = 0u64;
     let mut out = Vec::new();
     for (value, count) in &lat.buckets {
         seen += count;
-        let p = seen as f64 / total as f64;
-        let x = if p >= 1.0 { 5.0 } else { -(1.0 - p).log10() };
-        out.push((x.min(5.0), value / 1e3));
+        out.push((x_of(seen as f64 / total as f64), value / 1e3));
     }
     out
 }
@@ -178,34 +235,62 @@ fn percentile_curve(lat: &Latency) -> Vec<(f64, f64)> {
 type Series = (String, Vec<(f64, f64)>);
 type Chart = (String, Vec<Series>);
 
+/// A sample value that says which phase a sample belongs to rather than what it
+/// measured (`cpu` runs 1 thread, then all): series are split by it, never drawn.
+const PHASE_KEY: &str = "threads";
+
 fn timelines(o: &Outcome) -> Vec<Chart> {
-    let mut keys: Vec<&String> = o.series.iter().flat_map(|s| s.values.keys()).collect();
+    let mut keys: Vec<&String> = o
+        .series
+        .iter()
+        .flat_map(|s| s.values.keys())
+        .filter(|k| *k != PHASE_KEY)
+        .collect();
     keys.sort();
     keys.dedup();
+    let mut phases: Vec<Option<u64>> = Vec::new();
+    let phase_of = |s: &crate::model::Sample| s.values.get(PHASE_KEY).map(|t| *t as u64);
+    for s in &o.series {
+        if !phases.contains(&phase_of(s)) {
+            phases.push(phase_of(s));
+        }
+    }
     let mut groups: Vec<Chart> = Vec::new();
     for key in keys {
-        let pts: Vec<(f64, f64)> = o
-            .series
-            .iter()
-            .filter_map(|s| s.values.get(key).map(|v| (s.at_s, *v)))
-            .collect();
-        if pts.iter().all(|p| p.1 == 0.0) {
-            continue;
-        }
-        let (group, scale) = if key.contains("bytes") {
-            ("MB/s", 1e-6)
-        } else if key.contains("latency") || key.ends_with("_ns") {
-            ("latency (µs)", 1e-3)
-        } else {
-            ("per second", 1.0)
-        };
-        let pts = pts.into_iter().map(|(x, y)| (x, y * scale)).collect();
-        match groups.iter_mut().find(|g| g.0 == group) {
-            Some(g) => g.1.push((metric_label(key), pts)),
-            None => groups.push((group.to_string(), vec![(metric_label(key), pts)])),
+        for phase in &phases {
+            let pts: Vec<(f64, f64)> = o
+                .series
+                .iter()
+                .filter(|s| phase_of(s) == *phase)
+                .filter_map(|s| s.values.get(key).map(|v| (s.at_s, *v)))
+                .collect();
+            if pts.is_empty() || pts.iter().all(|p| p.1 == 0.0) {
+                continue;
+            }
+            let (group, scale) = if key.contains("bytes") {
+                ("MB/s", 1e-6)
+            } else if key.contains("latency") || key.ends_with("_ns") {
+                ("latency (µs)", 1e-3)
+            } else {
+                ("per second", 1.0)
+            };
+            let pts = pts.into_iter().map(|(x, y)| (x, y * scale)).collect();
+            let name = match phase {
+                Some(t) => format!("{}, {}", metric_label(key), threads_text(*t as usize)),
+                None => metric_label(key),
+            };
+            match groups.iter_mut().find(|g| g.0 == group) {
+                Some(g) => g.1.push((name, pts)),
+                None => groups.push((group.to_string(), vec![(name, pts)])),
+            }
         }
     }
     groups
+}
+
+/// `1 thread`, `2 threads`.
+fn threads_text(t: usize) -> String {
+    format!("{t} thread{}", if t == 1 { "" } else { "s" })
 }
 
 fn title_of(o: &Outcome) -> String {
@@ -218,8 +303,27 @@ fn title_of(o: &Outcome) -> String {
     format!("{}{name}", o.workload)
 }
 
-fn section(o: &Outcome) -> String {
-    let mut s = format!("<section><h2>{}</h2>", esc(&title_of(o)));
+fn kind_of(m: &crate::model::Metric) -> String {
+    let mut parts: Vec<String> = [m.variant.clone(), m.threads.map(threads_text)]
+        .into_iter()
+        .flatten()
+        .collect();
+    if let Some(ws) = m.working_set {
+        parts.push(format!(
+            "{} ({})",
+            crate::units::format_bytes(ws.bytes),
+            ws.tier.label()
+        ));
+    }
+    parts.join(", ")
+}
+
+/// One outcome: its metrics, timelines and latency curve, under a heading of `level`.
+fn section(o: &Outcome, level: u8) -> String {
+    let mut s = format!(
+        "<section class=\"outcome\"><h{level}>{}</h{level}>",
+        esc(&title_of(o))
+    );
     let _ = write!(
         s,
         "<p class=\"meta\">{} · {} · {} CPUs · started {} · {:.1} s{}</p>",
@@ -229,23 +333,18 @@ fn section(o: &Outcome) -> String {
         esc(&o.started_at),
         o.elapsed_s,
         if o.interrupted {
-            " · <strong>interrupted</strong>"
+            " · <strong class=\"warn\">interrupted</strong>"
         } else {
             ""
         }
     );
     s.push_str("<table><tr><th>metric</th><th>kind</th><th class=\"num\">value</th></tr>");
     for m in &o.metrics {
-        let kind = [m.variant.clone(), m.threads.map(|t| format!("{t} threads"))]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(", ");
         let _ = write!(
             s,
             "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
             esc(&metric_label(&m.name)),
-            esc(&kind),
+            esc(&kind_of(m)),
             esc(&format_value(m))
         );
     }
@@ -260,9 +359,8 @@ fn section(o: &Outcome) -> String {
     if let Some(lat) = &o.latency
         && lat.count > 0
     {
-        s.push_str(&line_chart(
+        s.push_str(&percentile_chart(
             "Latency (µs) by percentile",
-            "percentile: 1 = p90, 2 = p99, 3 = p99.9, 4 = p99.99",
             &[("latency".to_string(), percentile_curve(lat))],
         ));
     }
@@ -277,73 +375,211 @@ fn section(o: &Outcome) -> String {
     s
 }
 
-pub(super) const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;max-width:780px;margin:2em auto;color:#222;padding:0 1em}\
-h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}\
-table{border-collapse:collapse;margin:.5em 0}td,th{padding:.15em .8em;border-bottom:1px solid #eee;text-align:left}\
-.num{text-align:right;font-variant-numeric:tabular-nums}.meta{color:#666;font-size:.9em}\
-figure{margin:1em 0}figcaption{font-weight:600;font-size:.95em}.chart{width:100%;height:auto}\
-.tick{font-size:11px;fill:#666}.axis{font-size:12px;fill:#444}.legend{font-size:12px;fill:#333}\
-.notes{color:#555;font-size:.9em}";
+/// Colours outside the charts stay clear of the chart palette, so a screenshot's
+/// chart colours come from the charts alone (tests/report.rs counts them).
+pub(crate) const STYLE: &str = "*{box-sizing:border-box}\
+body{font:15px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;max-width:900px;margin:0 auto;color:#1d2329;padding:1.5em 1.2em 3em;background:#fff}\
+header{border-bottom:3px solid #2f3b48;padding-bottom:.8em;margin-bottom:1.2em}\
+.brand{font-size:.8em;letter-spacing:.12em;text-transform:uppercase;color:#5f6b76;font-weight:600}\
+h1{font-size:1.7em;margin:.1em 0 .2em;line-height:1.2}\
+h2{font-size:1.3em;border-bottom:1px solid #dde2e7;padding-bottom:.2em;margin-top:2em}\
+h3{font-size:1.1em;margin-top:1.6em}\
+table{border-collapse:collapse;margin:.6em 0;width:100%}\
+th{font-weight:600;color:#5f6b76;font-size:.8em;text-transform:uppercase;letter-spacing:.04em;border-bottom:2px solid #dde2e7;text-align:left;padding:.3em .7em}\
+td{padding:.25em .7em;border-bottom:1px solid #eef0f2;text-align:left;vertical-align:top}\
+tr:nth-child(even) td{background:#fafbfc}\
+.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
+.meta{color:#5f6b76;font-size:.9em;margin:.2em 0}\
+.chip{display:inline-block;background:#f1f3f5;border:1px solid #dde2e7;border-radius:999px;padding:0 .65em;font-size:.85em;margin:.15em .3em .15em 0}\
+.warn{color:#8a4b00}.better{color:#1a7f37;font-weight:600}.worse{color:#8a4b00;font-weight:600}.same{color:#5f6b76}\
+figure{margin:1.2em 0}figcaption{font-weight:600;font-size:.95em;margin-bottom:.2em}.chart{width:100%;height:auto}\
+.tick{font-size:11px;fill:#5f6b76}.axis{font-size:12px;fill:#3d4750}.legend{font-size:12px;fill:#1d2329}\
+.label{font-size:12.5px;fill:#1d2329}.sub{font-size:11px;fill:#5f6b76}.value{font-size:12px;fill:#1d2329}\
+.notes{color:#4a545e;font-size:.9em}\
+.summary td:first-child{font-weight:600}\
+footer{margin-top:3em;padding-top:.8em;border-top:1px solid #dde2e7;color:#5f6b76;font-size:.8em}\
+@media print{body{max-width:none}section{break-inside:avoid}}";
 
-/// The whole page.
-pub fn render(title: &str, outcomes: &[Outcome]) -> String {
-    let mut page = format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title>\
-         <style>{STYLE}</style></head><body><h1>{t}</h1>",
+/// A whole page: the title, a header line (HTML) under it, and the body.
+pub fn page(title: &str, header_html: &str, body_html: &str) -> String {
+    format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <title>{t}</title><style>{STYLE}</style></head><body>\
+         <header><div class=\"brand\">hostbench report</div><h1>{t}</h1>{header_html}</header>\
+         <main>{body_html}</main>\
+         <footer>hostbench {} · one self-contained file: the charts are inline SVG and nothing is fetched, \
+         so it opens offline and can be mailed or archived as it is.</footer></body></html>\n",
+        env!("CARGO_PKG_VERSION"),
         t = esc(title)
-    );
-    if let Some(o) = outcomes.first() {
+    )
+}
+
+/// `web1 · Debian 12 · kvm · kernel 6.1 · 2 × AMD EPYC`: the machine in one line.
+pub(crate) fn host_line(o: &Outcome) -> String {
+    format!(
+        "<p class=\"meta\">{} · {} CPUs · {} · {} · {} · kernel {}</p>",
+        esc(&o.host.hostname),
+        o.host.logical_cpus,
+        esc(&o.host.cpu_model),
+        esc(&o.host.os),
+        esc(o
+            .host
+            .virtualization
+            .as_deref()
+            .unwrap_or("bare metal or unknown")),
+        esc(&o.host.kernel),
+    )
+}
+
+/// Labels as chips: `provider=aws`.
+pub(crate) fn chips(labels: &crate::store::Labels) -> String {
+    labels
+        .iter()
+        .map(|(k, v)| format!("<span class=\"chip\">{}={}</span>", esc(k), esc(v)))
+        .collect()
+}
+
+/// The page of outcomes read from a JSON file.
+pub fn render(title: &str, outcomes: &[Outcome]) -> String {
+    let header = outcomes.first().map(host_line).unwrap_or_default();
+    let body: String = outcomes.iter().map(|o| section(o, 2)).collect();
+    page(title, &header, &body)
+}
+
+/// The page of stored runs: per run its command, labels, `run`'s summary and outcomes.
+pub fn render_runs(title: &str, runs: &[StoredRun]) -> String {
+    let first = runs.iter().flat_map(|r| r.outcomes.first()).next();
+    let one_host = runs
+        .iter()
+        .all(|r| Some(&r.info.host.hostname) == first.map(|o| &o.host.hostname));
+    let header = match first {
+        Some(o) if one_host => host_line(o),
+        _ => String::new(),
+    };
+    let mut body = String::new();
+    for run in runs {
+        let r = &run.info;
         let _ = write!(
-            page,
-            "<p class=\"meta\">{} · {} · {} · kernel {} · hostbench {}</p>",
-            esc(&o.host.hostname),
-            esc(&o.host.os),
-            esc(o
-                .host
-                .virtualization
+            body,
+            "<section class=\"run\"><h2>Run {} · hostbench {}{}</h2>\
+             <p class=\"meta\">{} · started {} · saved {}{}</p>",
+            r.id,
+            esc(&r.command),
+            r.profile
                 .as_deref()
-                .unwrap_or("bare metal or unknown")),
-            esc(&o.host.kernel),
-            esc(&o.tool_version)
+                .map(|p| format!(" --profile {}", esc(p)))
+                .unwrap_or_default(),
+            esc(&r.host.hostname),
+            esc(&r.started_at),
+            esc(&r.saved_at),
+            if r.interrupted {
+                " · <strong class=\"warn\">interrupted</strong>"
+            } else {
+                ""
+            }
+        );
+        if !r.labels.is_empty() {
+            let _ = write!(body, "<p>{}</p>", chips(&r.labels));
+        }
+        if r.command == "run" {
+            body.push_str(
+                "<table class=\"summary\"><tr><th>area</th><th>result</th><th>verdict</th></tr>",
+            );
+            for line in crate::suite::run::summarise(&run.outcomes) {
+                let _ = write!(
+                    body,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    esc(&line.area),
+                    esc(&line.headline),
+                    esc(&line.verdict)
+                );
+            }
+            body.push_str("</table>");
+        }
+        for o in &run.outcomes {
+            body.push_str(&section(o, 3));
+        }
+        body.push_str("</section>");
+    }
+    page(title, &header, &body)
+}
+
+fn outcome_markdown(md: &mut String, o: &Outcome, heading: &str) {
+    let _ = write!(
+        md,
+        "\n{heading} {}\n\n{} · {} · {} CPUs · {:.1} s{}\n\n| metric | kind | value |\n|---|---|---:|\n",
+        title_of(o),
+        o.host.hostname,
+        o.host.cpu_model,
+        o.host.logical_cpus,
+        o.elapsed_s,
+        if o.interrupted { " · interrupted" } else { "" }
+    );
+    for m in &o.metrics {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} |",
+            md_cell(&metric_label(&m.name)),
+            md_cell(&kind_of(m)),
+            format_value(m)
         );
     }
-    for o in outcomes {
-        page.push_str(&section(o));
+    for n in &o.notes {
+        let _ = writeln!(md, "\n> {n}");
     }
-    page.push_str("</body></html>\n");
-    page
+}
+
+/// A table cell: a `|` would end it early.
+pub(crate) fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
 }
 
 /// The same content as Markdown tables (no charts), for issues and wikis.
 pub fn markdown(title: &str, outcomes: &[Outcome]) -> String {
     let mut md = format!("# {title}\n");
     for o in outcomes {
+        outcome_markdown(&mut md, o, "##");
+    }
+    md
+}
+
+/// Stored runs as Markdown: per run a heading, its labels, `run`'s summary, outcomes.
+pub fn markdown_runs(title: &str, runs: &[StoredRun]) -> String {
+    let mut md = format!("# {title}\n");
+    for run in runs {
+        let r = &run.info;
         let _ = write!(
             md,
-            "\n## {}\n\n{} · {} · {} CPUs · {:.1} s{}\n\n| metric | kind | value |\n|---|---|---:|\n",
-            title_of(o),
-            o.host.hostname,
-            o.host.cpu_model,
-            o.host.logical_cpus,
-            o.elapsed_s,
-            if o.interrupted { " · interrupted" } else { "" }
+            "\n## Run {} · hostbench {}{}\n\n{} · started {}{}\n",
+            r.id,
+            r.command,
+            r.profile
+                .as_deref()
+                .map(|p| format!(" --profile {p}"))
+                .unwrap_or_default(),
+            r.host.hostname,
+            r.started_at,
+            if r.interrupted { " · interrupted" } else { "" }
         );
-        for m in &o.metrics {
-            let kind = [m.variant.clone(), m.threads.map(|t| format!("{t} threads"))]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(", ");
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} |",
-                metric_label(&m.name),
-                kind,
-                format_value(m)
-            );
+        if !r.labels.is_empty() {
+            let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("`{k}={v}`")).collect();
+            let _ = writeln!(md, "\nLabels: {}", labels.join(" "));
         }
-        for n in &o.notes {
-            let _ = writeln!(md, "\n> {n}");
+        if r.command == "run" {
+            md.push_str("\n| area | result | verdict |\n|---|---|---|\n");
+            for line in crate::suite::run::summarise(&run.outcomes) {
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} |",
+                    md_cell(&line.area),
+                    md_cell(&line.headline),
+                    md_cell(&line.verdict)
+                );
+            }
+        }
+        for o in &run.outcomes {
+            outcome_markdown(&mut md, o, "###");
         }
     }
     md
@@ -386,6 +622,40 @@ mod tests {
         for fetch in ["src=\"http", "href=\"http", "@import", "url("] {
             assert!(!page.contains(fetch), "{fetch}");
         }
+    }
+
+    #[test]
+    fn timelines_split_by_thread_phase() {
+        let mut o = sample_outcome();
+        o.series = [1.0, 2.0]
+            .iter()
+            .flat_map(|&threads| {
+                (1..=3).map(move |i| Sample {
+                    at_s: i as f64,
+                    span_s: 1.0,
+                    values: [
+                        ("events_per_sec".to_string(), 100.0 * threads),
+                        ("threads".to_string(), threads),
+                    ]
+                    .into_iter()
+                    .collect(),
+                })
+            })
+            .collect();
+        let charts = timelines(&o);
+        assert_eq!(charts.len(), 1);
+        let names: Vec<&str> = charts[0].1.iter().map(|s| s.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "events per second, 1 thread",
+                "events per second, 2 threads"
+            ]
+        );
+        assert_eq!(
+            charts[0].1[1].1,
+            vec![(1.0, 200.0), (2.0, 200.0), (3.0, 200.0)]
+        );
     }
 
     #[test]

@@ -2,9 +2,11 @@
 //! touches a renderer.
 
 pub mod compare;
+pub mod compare_page;
 pub mod csv;
 pub mod html;
 pub mod json;
+pub mod openmetrics;
 pub mod soak;
 pub mod table;
 pub mod text;

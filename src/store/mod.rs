@@ -277,6 +277,15 @@ pub enum StoreError {
         path: PathBuf,
         source: rusqlite::Error,
     },
+    #[error(
+        "{}: the results database is truncated (its header counts {expected} bytes, the file has {found}); nothing was changed: restore it from a copy, or give --db another path",
+        path.display()
+    )]
+    Truncated {
+        path: PathBuf,
+        expected: u64,
+        found: u64,
+    },
     #[error("{}: {what}: {source}", path.display())]
     Sql {
         path: PathBuf,

@@ -778,6 +778,28 @@ fn check_file(path: &Path) -> Result<bool, StoreError> {
             "an SQLite database of another program, application id {app_id:#x}"
         )));
     }
+    // A file shorter than its header says lost its end (a copy cut short, a full
+    // disk): SQLite would read zeros there and fail somewhere later, or not at all.
+    // The header's page count is trusted only when SQLite marks it valid (change
+    // counter = version-valid-for), and not while a WAL beside it may hold the rest.
+    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65_536,
+        n => u64::from(n),
+    };
+    let pages = u64::from(u32::from_be_bytes([
+        header[28], header[29], header[30], header[31],
+    ]));
+    let counted_valid = header[24..28] == header[92..96];
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let wal_empty = std::fs::metadata(&wal).map_or(true, |m| m.len() == 0);
+    if counted_valid && wal_empty && page_size >= 512 && meta.len() < pages * page_size {
+        return Err(StoreError::Truncated {
+            path: path.to_path_buf(),
+            expected: pages * page_size,
+            found: meta.len(),
+        });
+    }
     Ok(false)
 }
 

@@ -49,6 +49,13 @@ pub enum DiskError {
     Job(#[from] JobError),
 }
 
+/// Checks that test files can go under `dir` (a directory of ours is made there and
+/// removed again), so a command that measures other things first (`hostbench run`)
+/// can refuse an unusable `--dir` before it spends minutes on them.
+pub fn check_dir(dir: &std::path::Path) -> Result<(), DiskError> {
+    TestDir::create(dir).map(drop).map_err(DiskError::File)
+}
+
 impl DiskError {
     /// Bad input (2) or a run that failed (1).
     pub fn is_usage(&self) -> bool {

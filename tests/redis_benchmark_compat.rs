@@ -3,39 +3,16 @@
 //! and values it writes, and its behaviour on refused connections, bad passwords,
 //! error replies and a server that dies mid-run.
 
+mod common;
 mod redis_server;
 
-use redis_server::{RedisServer, available};
+use common::{run_bounded, text};
+use redis_server::{RedisServer, available, shape, visible};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// Runs a command with a time bound; kills it if it overruns.
-fn run_bounded(mut cmd: Command, limit: Duration) -> Output {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawns");
-    let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let out = child.wait_with_output().expect("output");
-            panic!(
-                "timed out after {limit:?}; stdout:\n{}\nstderr:\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn hostbench(args: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_hostbench"));
+    let mut c = common::hostbench();
     c.arg("redis-benchmark").args(args);
     run_bounded(c, Duration::from_secs(60))
 }
@@ -44,43 +21,6 @@ fn peer(args: &[&str]) -> Output {
     let mut c = Command::new("redis-benchmark");
     c.args(args);
     run_bounded(c, Duration::from_secs(60))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// What a reader sees on a terminal: for each line, the text after its last `\r`.
-fn visible(out: &str) -> Vec<String> {
-    out.lines()
-        .map(|l| l.rsplit('\r').next().unwrap_or("").to_string())
-        .collect()
-}
-
-/// Lines with every number replaced by `#`, runs of equally shaped lines collapsed.
-fn shape(out: &str) -> Vec<String> {
-    let mut shapes: Vec<String> = Vec::new();
-    for line in visible(out) {
-        let mut s = String::new();
-        let mut in_number = false;
-        for ch in line.chars() {
-            if ch.is_ascii_digit() || (in_number && ch == '.') {
-                if !in_number {
-                    s.push('#');
-                }
-                in_number = true;
-            } else {
-                in_number = false;
-                s.push(ch);
-            }
-        }
-        // Column widths of the summary row depend on the values.
-        let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
-        if shapes.last() != Some(&s) {
-            shapes.push(s);
-        }
-    }
-    shapes
 }
 
 #[test]

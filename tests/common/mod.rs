@@ -38,6 +38,16 @@ pub fn data_home() -> PathBuf {
     dir
 }
 
+/// hostbench on a results database of the test's own (`--db`).
+pub fn with_db(db: &Path, args: &[&str]) -> Output {
+    hostbench()
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .expect("hostbench runs")
+}
+
 pub fn run(args: &[&str]) -> Output {
     hostbench().args(args).output().expect("hostbench runs")
 }

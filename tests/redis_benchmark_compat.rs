@@ -6,10 +6,10 @@
 mod common;
 mod redis_server;
 
-use common::{run_bounded, text};
+use common::{run_bounded, run_interrupted, text};
 use redis_server::{RedisServer, available, shape, visible};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 
 fn hostbench(args: &[&str]) -> Output {
     let mut c = common::hostbench();
@@ -223,7 +223,7 @@ fn server_killed_mid_run_reports_partial_results() {
         return;
     };
     let port = server.port_arg();
-    let mut c = Command::new(env!("CARGO_BIN_EXE_hostbench"));
+    let mut c = common::hostbench();
     c.args([
         "redis-benchmark",
         "-p",
@@ -234,16 +234,7 @@ fn server_killed_mid_run_reports_partial_results() {
         "get",
         "-q",
     ]);
-    let child = c
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(800));
-    server.kill();
-    let start = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(start.elapsed() < Duration::from_secs(10));
+    let out = run_interrupted(c, Duration::from_millis(800), || server.kill());
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains("closed the connection"),

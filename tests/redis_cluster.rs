@@ -9,7 +9,7 @@
 mod common;
 mod redis_server;
 
-use common::{metric, run_bounded, text};
+use common::{metric, run_bounded, run_interrupted, text};
 use hostbench::workload::redis::cluster::key_slot;
 use redis_server::{RedisServer, available, shape, visible};
 use std::io::{Read, Write};
@@ -283,16 +283,7 @@ fn node_killed_mid_run_is_a_clear_error_with_partial_results() {
         "get",
         "-q",
     ]);
-    let child = c
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    cluster.nodes[1].kill();
-    let start = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(start.elapsed() < Duration::from_secs(10));
+    let out = run_interrupted(c, Duration::from_millis(1500), || cluster.nodes[1].kill());
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     let err = text(&out.stderr);
     assert!(
@@ -484,16 +475,7 @@ fn native_run_with_a_master_killed_mid_run_reports_partial_results() {
         "-c",
         "4",
     ]);
-    let child = c
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1000));
-    cluster.nodes[2].kill();
-    let start = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(start.elapsed() < Duration::from_secs(10));
+    let out = run_interrupted(c, Duration::from_millis(1000), || cluster.nodes[2].kill());
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     let err = text(&out.stderr);
     assert!(

@@ -103,16 +103,7 @@ pub fn line(soak: &Soak, slice: &Slice, median: Option<f64>) -> String {
                 figure_text(f.value, f.unit)
             )
         }
-        (status, _) => format!(
-            "{head}  {:>12}  {}{}",
-            "-",
-            status.as_str(),
-            slice
-                .note
-                .as_ref()
-                .map(|n| format!(": {n}"))
-                .unwrap_or_default()
-        ),
+        _ => format!("{head}  {:>12}  {}", "-", unmeasured_note(slice)),
     }
 }
 
@@ -415,6 +406,36 @@ fn stats_rows(soak: &Soak, summary: &Summary) -> Vec<(String, String)> {
     rows
 }
 
+/// The cells a timeline row has on the page and in Markdown alike: whether the slice
+/// is flagged, its figure and its share of the median (`-` and blank without one).
+fn timeline_cells(summary: &Summary, s: &Slice) -> (bool, String, String) {
+    let flagged = summary
+        .stats
+        .as_ref()
+        .is_some_and(|st| st.flagged.contains(&s.seq));
+    let median = summary.stats.as_ref().map(|st| st.median);
+    let (value, pct) = match (&s.figure, median) {
+        (Some(f), Some(m)) if s.status == SliceStatus::Done && m != 0.0 => (
+            figure_text(f.value, f.unit),
+            format!("{:.0} %", f.value / m * 100.0),
+        ),
+        _ => ("-".into(), String::new()),
+    };
+    (flagged, value, pct)
+}
+
+/// The note of a slice that did not measure: `missed: hostbench was not running`.
+fn unmeasured_note(s: &Slice) -> String {
+    format!(
+        "{}{}",
+        s.status.as_str(),
+        s.note
+            .as_ref()
+            .map(|n| format!(": {n}"))
+            .unwrap_or_default()
+    )
+}
+
 /// The page `hostbench report --soak ID` writes.
 pub fn html(title: &str, soak: &Soak, summary: &Summary) -> String {
     let head = figure_head(summary.metric.as_deref(), summary.unit);
@@ -438,35 +459,17 @@ pub fn html(title: &str, soak: &Soak, summary: &Summary) -> String {
         let _ = write!(page, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
     }
     page.push_str("</table>");
-    let median = summary.stats.as_ref().map(|s| s.median);
     let _ = write!(
         page,
         "<h2>Timeline</h2><table><tr><th class=\"num\">slice</th><th>due (UTC)</th><th class=\"num\">{}</th><th class=\"num\">of median</th><th>note</th></tr>",
         esc(&head)
     );
     for s in &soak.slices {
-        let flagged = summary
-            .stats
-            .as_ref()
-            .is_some_and(|st| st.flagged.contains(&s.seq));
-        let (value, pct) = match (&s.figure, median) {
-            (Some(f), Some(m)) if s.status == SliceStatus::Done && m != 0.0 => (
-                figure_text(f.value, f.unit),
-                format!("{:.0} %", f.value / m * 100.0),
-            ),
-            _ => ("-".into(), String::new()),
-        };
+        let (flagged, value, pct) = timeline_cells(summary, s);
         let note = match s.status {
             SliceStatus::Done if flagged => "flagged".to_string(),
             SliceStatus::Done => s.run_id.map(|r| format!("run {r}")).unwrap_or_default(),
-            st => format!(
-                "{}{}",
-                st.as_str(),
-                s.note
-                    .as_ref()
-                    .map(|n| format!(": {n}"))
-                    .unwrap_or_default()
-            ),
+            _ => unmeasured_note(s),
         };
         let _ = write!(
             page,
@@ -501,30 +504,12 @@ pub fn markdown(title: &str, soak: &Soak, summary: &Summary) -> String {
         md,
         "\n## Timeline\n\n| slice | due (UTC) | {head} | of median | note |\n|---:|---|---:|---:|---|\n"
     );
-    let median = summary.stats.as_ref().map(|s| s.median);
     for s in &soak.slices {
-        let flagged = summary
-            .stats
-            .as_ref()
-            .is_some_and(|st| st.flagged.contains(&s.seq));
-        let (value, pct) = match (&s.figure, median) {
-            (Some(f), Some(m)) if s.status == SliceStatus::Done && m != 0.0 => (
-                figure_text(f.value, f.unit),
-                format!("{:.0} %", f.value / m * 100.0),
-            ),
-            _ => ("-".into(), String::new()),
-        };
+        let (flagged, value, pct) = timeline_cells(summary, s);
         let note = match s.status {
             SliceStatus::Done if flagged => "**flagged**".to_string(),
             SliceStatus::Done => String::new(),
-            st => format!(
-                "{}{}",
-                st.as_str(),
-                s.note
-                    .as_ref()
-                    .map(|n| format!(": {n}"))
-                    .unwrap_or_default()
-            ),
+            _ => unmeasured_note(s),
         };
         let _ = writeln!(
             md,

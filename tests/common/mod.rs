@@ -114,6 +114,27 @@ pub fn run_bounded(mut cmd: Command, limit: Duration) -> Output {
     }
 }
 
+/// Starts `cmd` with its output captured, does `meanwhile` (kills its server, say)
+/// once `delay` has passed, and returns its output; the command must end within
+/// 10 s of that.
+pub fn run_interrupted(mut cmd: Command, delay: Duration, meanwhile: impl FnOnce()) -> Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    std::thread::sleep(delay);
+    meanwhile();
+    let start = Instant::now();
+    let out = child.wait_with_output().expect("output");
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "still running {:?} after the interruption",
+        start.elapsed()
+    );
+    out
+}
+
 /// The value of the metric `name` (the one without a variant) in a `--json` document.
 pub fn metric(doc: &serde_json::Value, name: &str) -> f64 {
     doc["metrics"]

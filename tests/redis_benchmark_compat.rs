@@ -6,22 +6,10 @@
 mod common;
 mod redis_server;
 
-use common::{run_bounded, run_interrupted, text};
-use redis_server::{RedisServer, available, shape, visible};
-use std::process::{Command, Output};
+use common::{run_interrupted, text};
+use redis_server::{RedisServer, available, peer, personality, shape, visible};
+use std::process::Output;
 use std::time::Duration;
-
-fn hostbench(args: &[&str]) -> Output {
-    let mut c = common::hostbench();
-    c.arg("redis-benchmark").args(args);
-    run_bounded(c, Duration::from_secs(60))
-}
-
-fn peer(args: &[&str]) -> Output {
-    let mut c = Command::new("redis-benchmark");
-    c.args(args);
-    run_bounded(c, Duration::from_secs(60))
-}
 
 #[test]
 fn full_report_has_redis_benchmarks_layout() {
@@ -42,7 +30,7 @@ fn full_report_has_redis_benchmarks_layout() {
         "-t",
         "set,get,incr,lpush,mset",
     ];
-    let ours = hostbench(&args);
+    let ours = personality(&args);
     let theirs = peer(&args);
     assert!(ours.status.success(), "{}", text(&ours.stderr));
     assert!(theirs.status.success());
@@ -81,7 +69,7 @@ fn quiet_and_csv_have_redis_benchmarks_layout() {
             "ping,set,get,lrange_100",
             form,
         ];
-        let ours = hostbench(&args);
+        let ours = personality(&args);
         let theirs = peer(&args);
         assert!(ours.status.success(), "{}", text(&ours.stderr));
         assert_eq!(
@@ -107,11 +95,11 @@ fn writes_redis_benchmarks_keys_and_payload() {
         return;
     };
     let port = server.port_arg();
-    let out = hostbench(&["-p", &port, "-n", "200", "-c", "4", "-t", "set", "-q"]);
+    let out = personality(&["-p", &port, "-n", "200", "-c", "4", "-t", "set", "-q"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     // Without -r the key is literal.
     assert!(server.command("GET key:__rand_int__").contains("VXK"));
-    let out = hostbench(&[
+    let out = personality(&[
         "-p", &port, "-n", "500", "-r", "1000", "-d", "5", "-t", "set", "-q", "--seed", "42",
     ]);
     assert!(out.status.success());
@@ -125,7 +113,7 @@ fn writes_redis_benchmarks_keys_and_payload() {
             .contains("VXKeH")
     );
     // Pipelining counts every request once.
-    let out = hostbench(&[
+    let out = personality(&[
         "-p", &port, "-n", "1000", "-P", "16", "-r", "1", "-t", "incr", "--csv",
     ]);
     assert!(out.status.success());
@@ -140,7 +128,7 @@ fn custom_command_title_and_payload_size() {
         return;
     };
     let port = server.port_arg();
-    let out = hostbench(&[
+    let out = personality(&[
         "-p",
         &port,
         "-n",
@@ -166,7 +154,7 @@ fn refused_connection_is_a_clear_error() {
         .unwrap()
         .port()
         .to_string();
-    let out = hostbench(&["-p", &port, "-n", "10", "-q"]);
+    let out = personality(&["-p", &port, "-n", "10", "-q"]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(
@@ -181,18 +169,18 @@ fn wrong_password_is_a_clear_error() {
         return;
     };
     let port = server.port_arg();
-    let out = hostbench(&["-p", &port, "-n", "10", "-a", "wrong", "-t", "get", "-q"]);
+    let out = personality(&["-p", &port, "-n", "10", "-a", "wrong", "-t", "get", "-q"]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(err.contains("AUTH") && err.contains("WRONGPASS"), "{err}");
-    let out = hostbench(&["-p", &port, "-n", "10", "-t", "get", "-q"]);
+    let out = personality(&["-p", &port, "-n", "10", "-t", "get", "-q"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains("NOAUTH"),
         "{}",
         text(&out.stderr)
     );
-    let out = hostbench(&["-p", &port, "-n", "10", "-a", "s3cret", "-t", "get", "-q"]);
+    let out = personality(&["-p", &port, "-n", "10", "-a", "s3cret", "-t", "get", "-q"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
@@ -203,7 +191,7 @@ fn error_reply_stops_with_partial_results() {
     };
     let port = server.port_arg();
     server.command("SET mylist notalist");
-    let out = hostbench(&["-p", &port, "-n", "1000", "-t", "lpush"]);
+    let out = personality(&["-p", &port, "-n", "1000", "-t", "lpush"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains("Error from server: WRONGTYPE"),
@@ -250,13 +238,13 @@ fn server_killed_mid_run_reports_partial_results() {
 
 #[test]
 fn bad_options_exit_1_with_usage() {
-    let out = hostbench(&["--bogus"]);
+    let out = personality(&["--bogus"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("Invalid option \"--bogus\""));
-    let out = hostbench(&["-p", "99999"]);
+    let out = personality(&["-p", "99999"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("Invalid server port."));
-    let out = hostbench(&["--help"]);
+    let out = personality(&["--help"]);
     assert!(out.status.success());
     assert!(text(&out.stdout).contains("Usage: redis-benchmark"));
 }

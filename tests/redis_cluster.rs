@@ -11,7 +11,7 @@ mod redis_server;
 
 use common::{metric, run_bounded, run_interrupted, text};
 use hostbench::workload::redis::cluster::key_slot;
-use redis_server::{RedisServer, available, shape, visible};
+use redis_server::{RedisServer, available, peer, personality, shape, visible};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Output, Stdio};
@@ -139,18 +139,6 @@ impl Cluster {
     fn entry(&self) -> String {
         self.nodes[0].port.to_string()
     }
-}
-
-fn personality(args: &[&str]) -> Output {
-    let mut c = common::hostbench();
-    c.arg("redis-benchmark").args(args);
-    run_bounded(c, Duration::from_secs(60))
-}
-
-fn peer(args: &[&str]) -> Output {
-    let mut c = Command::new("redis-benchmark");
-    c.args(args);
-    run_bounded(c, Duration::from_secs(60))
 }
 
 /// The keys a node holds (`KEYS pattern`), from its RESP array reply.

@@ -4,9 +4,10 @@
 
 #![allow(dead_code)]
 
+use crate::common;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 pub struct RedisServer {
@@ -105,6 +106,20 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// `hostbench redis-benchmark <args>`, bounded to a minute.
+pub fn personality(args: &[&str]) -> Output {
+    let mut c = common::hostbench();
+    c.arg("redis-benchmark").args(args);
+    common::run_bounded(c, Duration::from_secs(60))
+}
+
+/// The real `redis-benchmark <args>`, bounded to a minute.
+pub fn peer(args: &[&str]) -> Output {
+    let mut c = Command::new("redis-benchmark");
+    c.args(args);
+    common::run_bounded(c, Duration::from_secs(60))
 }
 
 /// What a reader sees on a terminal: for each line, the text after its last `\r`.

@@ -10,15 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-fn with_db(db: &Path, args: &[&str]) -> Output {
-    hostbench()
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .expect("hostbench runs")
-}
-
 const QUICK_CPU: [&str; 6] = ["cpu", "--threads", "1", "--events", "40", "--time=0"];
 
 fn saved(db: &Path) -> i64 {

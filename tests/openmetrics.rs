@@ -6,8 +6,6 @@
 mod common;
 use common::*;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
-use std::process::Output;
 
 #[derive(Debug, Default)]
 struct Family {
@@ -267,15 +265,6 @@ fn the_checker_refuses_what_the_spec_forbids() {
     ] {
         assert!(parse(bad).is_err(), "accepted ({why}): {bad}");
     }
-}
-
-fn with_db(db: &Path, args: &[&str]) -> Output {
-    hostbench()
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .expect("hostbench runs")
 }
 
 /// `promtool check metrics` on the text, when Debian's prometheus package is there.

@@ -3,85 +3,13 @@
 //! and values it writes, and its behaviour on refused connections, bad passwords,
 //! error replies and a server that dies mid-run.
 
+mod common;
 mod redis_server;
 
-use redis_server::{RedisServer, available};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
-
-/// Runs a command with a time bound; kills it if it overruns.
-fn run_bounded(mut cmd: Command, limit: Duration) -> Output {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawns");
-    let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let out = child.wait_with_output().expect("output");
-            panic!(
-                "timed out after {limit:?}; stdout:\n{}\nstderr:\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn hostbench(args: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_hostbench"));
-    c.arg("redis-benchmark").args(args);
-    run_bounded(c, Duration::from_secs(60))
-}
-
-fn peer(args: &[&str]) -> Output {
-    let mut c = Command::new("redis-benchmark");
-    c.args(args);
-    run_bounded(c, Duration::from_secs(60))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// What a reader sees on a terminal: for each line, the text after its last `\r`.
-fn visible(out: &str) -> Vec<String> {
-    out.lines()
-        .map(|l| l.rsplit('\r').next().unwrap_or("").to_string())
-        .collect()
-}
-
-/// Lines with every number replaced by `#`, runs of equally shaped lines collapsed.
-fn shape(out: &str) -> Vec<String> {
-    let mut shapes: Vec<String> = Vec::new();
-    for line in visible(out) {
-        let mut s = String::new();
-        let mut in_number = false;
-        for ch in line.chars() {
-            if ch.is_ascii_digit() || (in_number && ch == '.') {
-                if !in_number {
-                    s.push('#');
-                }
-                in_number = true;
-            } else {
-                in_number = false;
-                s.push(ch);
-            }
-        }
-        // Column widths of the summary row depend on the values.
-        let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
-        if shapes.last() != Some(&s) {
-            shapes.push(s);
-        }
-    }
-    shapes
-}
+use common::{run_interrupted, text};
+use redis_server::{RedisServer, available, peer, personality, shape, visible};
+use std::process::Output;
+use std::time::Duration;
 
 #[test]
 fn full_report_has_redis_benchmarks_layout() {
@@ -102,7 +30,7 @@ fn full_report_has_redis_benchmarks_layout() {
         "-t",
         "set,get,incr,lpush,mset",
     ];
-    let ours = hostbench(&args);
+    let ours = personality(&args);
     let theirs = peer(&args);
     assert!(ours.status.success(), "{}", text(&ours.stderr));
     assert!(theirs.status.success());
@@ -141,7 +69,7 @@ fn quiet_and_csv_have_redis_benchmarks_layout() {
             "ping,set,get,lrange_100",
             form,
         ];
-        let ours = hostbench(&args);
+        let ours = personality(&args);
         let theirs = peer(&args);
         assert!(ours.status.success(), "{}", text(&ours.stderr));
         assert_eq!(
@@ -167,11 +95,11 @@ fn writes_redis_benchmarks_keys_and_payload() {
         return;
     };
     let port = server.port_arg();
-    let out = hostbench(&["-p", &port, "-n", "200", "-c", "4", "-t", "set", "-q"]);
+    let out = personality(&["-p", &port, "-n", "200", "-c", "4", "-t", "set", "-q"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     // Without -r the key is literal.
     assert!(server.command("GET key:__rand_int__").contains("VXK"));
-    let out = hostbench(&[
+    let out = personality(&[
         "-p", &port, "-n", "500", "-r", "1000", "-d", "5", "-t", "set", "-q", "--seed", "42",
     ]);
     assert!(out.status.success());
@@ -185,7 +113,7 @@ fn writes_redis_benchmarks_keys_and_payload() {
             .contains("VXKeH")
     );
     // Pipelining counts every request once.
-    let out = hostbench(&[
+    let out = personality(&[
         "-p", &port, "-n", "1000", "-P", "16", "-r", "1", "-t", "incr", "--csv",
     ]);
     assert!(out.status.success());
@@ -200,7 +128,7 @@ fn custom_command_title_and_payload_size() {
         return;
     };
     let port = server.port_arg();
-    let out = hostbench(&[
+    let out = personality(&[
         "-p",
         &port,
         "-n",
@@ -226,7 +154,7 @@ fn refused_connection_is_a_clear_error() {
         .unwrap()
         .port()
         .to_string();
-    let out = hostbench(&["-p", &port, "-n", "10", "-q"]);
+    let out = personality(&["-p", &port, "-n", "10", "-q"]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(
@@ -241,18 +169,18 @@ fn wrong_password_is_a_clear_error() {
         return;
     };
     let port = server.port_arg();
-    let out = hostbench(&["-p", &port, "-n", "10", "-a", "wrong", "-t", "get", "-q"]);
+    let out = personality(&["-p", &port, "-n", "10", "-a", "wrong", "-t", "get", "-q"]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(err.contains("AUTH") && err.contains("WRONGPASS"), "{err}");
-    let out = hostbench(&["-p", &port, "-n", "10", "-t", "get", "-q"]);
+    let out = personality(&["-p", &port, "-n", "10", "-t", "get", "-q"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains("NOAUTH"),
         "{}",
         text(&out.stderr)
     );
-    let out = hostbench(&["-p", &port, "-n", "10", "-a", "s3cret", "-t", "get", "-q"]);
+    let out = personality(&["-p", &port, "-n", "10", "-a", "s3cret", "-t", "get", "-q"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
@@ -263,7 +191,7 @@ fn error_reply_stops_with_partial_results() {
     };
     let port = server.port_arg();
     server.command("SET mylist notalist");
-    let out = hostbench(&["-p", &port, "-n", "1000", "-t", "lpush"]);
+    let out = personality(&["-p", &port, "-n", "1000", "-t", "lpush"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains("Error from server: WRONGTYPE"),
@@ -283,7 +211,7 @@ fn server_killed_mid_run_reports_partial_results() {
         return;
     };
     let port = server.port_arg();
-    let mut c = Command::new(env!("CARGO_BIN_EXE_hostbench"));
+    let mut c = common::hostbench();
     c.args([
         "redis-benchmark",
         "-p",
@@ -294,16 +222,7 @@ fn server_killed_mid_run_reports_partial_results() {
         "get",
         "-q",
     ]);
-    let child = c
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(800));
-    server.kill();
-    let start = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(start.elapsed() < Duration::from_secs(10));
+    let out = run_interrupted(c, Duration::from_millis(800), || server.kill());
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains("closed the connection"),
@@ -319,13 +238,13 @@ fn server_killed_mid_run_reports_partial_results() {
 
 #[test]
 fn bad_options_exit_1_with_usage() {
-    let out = hostbench(&["--bogus"]);
+    let out = personality(&["--bogus"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("Invalid option \"--bogus\""));
-    let out = hostbench(&["-p", "99999"]);
+    let out = personality(&["-p", "99999"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("Invalid server port."));
-    let out = hostbench(&["--help"]);
+    let out = personality(&["--help"]);
     assert!(out.status.success());
     assert!(text(&out.stdout).contains("Usage: redis-benchmark"));
 }

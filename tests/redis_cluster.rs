@@ -9,32 +9,18 @@
 mod common;
 mod redis_server;
 
+use common::{metric, run_bounded, run_interrupted, text};
 use hostbench::workload::redis::cluster::key_slot;
-use redis_server::{RedisServer, available};
+use redis_server::{RedisServer, available, peer, personality, shape, visible};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// One node: a redis-server child with its port.
-struct Node {
-    port: u16,
-    child: Child,
-}
-
-/// Three masters sharing the 16384 slots. Dropping it kills every node.
+/// Three masters sharing the 16384 slots. Dropping it stops every node.
 struct Cluster {
-    nodes: Vec<Node>,
+    nodes: Vec<RedisServer>,
     _dir: tempfile::TempDir,
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        for n in &mut self.nodes {
-            let _ = n.child.kill();
-            let _ = n.child.wait();
-        }
-    }
 }
 
 fn free_port() -> u16 {
@@ -92,41 +78,26 @@ impl Cluster {
 
     fn try_start() -> Option<Self> {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut cluster = Cluster {
-            nodes: Vec::new(),
-            _dir: dir,
-        };
-        let dir = cluster._dir.path().to_path_buf();
-        for _ in 0..3 {
-            // Cluster mode needs real ports, and a second one for the cluster bus.
-            let (port, bus) = (free_port(), free_port());
-            let child = Command::new("redis-server")
-                .args(["--port", &port.to_string()])
-                .args(["--cluster-port", &bus.to_string()])
-                .args(["--cluster-enabled", "yes"])
-                .args(["--cluster-config-file", &format!("nodes-{port}.conf")])
-                .args(["--cluster-node-timeout", "5000"])
-                .arg("--dir")
-                .arg(&dir)
-                .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-                .args(["--daemonize", "no", "--maxclients", "2000"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("redis-server starts");
-            cluster.nodes.push(Node { port, child });
+        let dir_arg = dir.path().to_string_lossy().into_owned();
+        let mut nodes = Vec::new();
+        for i in 0..3 {
+            // Cluster mode needs a second port for the cluster bus.
+            let bus = free_port().to_string();
+            let conf = format!("nodes-{i}.conf");
+            nodes.push(RedisServer::start(&[
+                "--cluster-enabled",
+                "yes",
+                "--cluster-port",
+                &bus,
+                "--cluster-config-file",
+                &conf,
+                "--cluster-node-timeout",
+                "5000",
+                "--dir",
+                &dir_arg,
+            ])?);
         }
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while !cluster
-            .nodes
-            .iter()
-            .all(|n| command(n.port, "PING").contains("PONG"))
-        {
-            if Instant::now() > deadline {
-                return None; // a port was taken meanwhile: try again
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let cluster = Cluster { nodes, _dir: dir };
         let mut create = Command::new("redis-cli");
         create.args(["--cluster", "create"]);
         for n in &cluster.nodes {
@@ -168,79 +139,6 @@ impl Cluster {
     fn entry(&self) -> String {
         self.nodes[0].port.to_string()
     }
-}
-
-/// Runs a command with a time bound; kills it if it overruns.
-fn run_bounded(mut cmd: Command, limit: Duration) -> Output {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawns");
-    let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let out = child.wait_with_output().expect("output");
-            panic!(
-                "timed out after {limit:?}; stdout:\n{}\nstderr:\n{}",
-                text(&out.stdout),
-                text(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn personality(args: &[&str]) -> Output {
-    let mut c = common::hostbench();
-    c.arg("redis-benchmark").args(args);
-    run_bounded(c, Duration::from_secs(60))
-}
-
-fn peer(args: &[&str]) -> Output {
-    let mut c = Command::new("redis-benchmark");
-    c.args(args);
-    run_bounded(c, Duration::from_secs(60))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// What a terminal shows: per line, the text after its last `\r`.
-fn visible(out: &str) -> Vec<String> {
-    out.lines()
-        .map(|l| l.rsplit('\r').next().unwrap_or("").to_string())
-        .collect()
-}
-
-/// Lines with every number replaced by `#`, runs of equally shaped lines collapsed.
-fn shape(out: &str) -> Vec<String> {
-    let mut shapes: Vec<String> = Vec::new();
-    for line in visible(out) {
-        let mut s = String::new();
-        let mut in_number = false;
-        for ch in line.chars() {
-            if ch.is_ascii_digit() || (in_number && ch == '.') {
-                if !in_number {
-                    s.push('#');
-                }
-                in_number = true;
-            } else {
-                in_number = false;
-                s.push(ch);
-            }
-        }
-        let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
-        if shapes.last() != Some(&s) {
-            shapes.push(s);
-        }
-    }
-    shapes
 }
 
 /// The keys a node holds (`KEYS pattern`), from its RESP array reply.
@@ -373,18 +271,7 @@ fn node_killed_mid_run_is_a_clear_error_with_partial_results() {
         "get",
         "-q",
     ]);
-    let child = c
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    let victim = &mut cluster.nodes[1];
-    let _ = victim.child.kill();
-    let _ = victim.child.wait();
-    let start = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(start.elapsed() < Duration::from_secs(10));
+    let out = run_interrupted(c, Duration::from_millis(1500), || cluster.nodes[1].kill());
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     let err = text(&out.stderr);
     assert!(
@@ -512,18 +399,8 @@ fn native_run_routes_each_key_to_its_master() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out.stdout)));
     assert_eq!(doc["spec"]["cluster_masters"].as_array().unwrap().len(), 3);
-    let metric = |name: &str| {
-        doc["metrics"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["name"] == name && m.get("variant").is_none())
-            .unwrap_or_else(|| panic!("no metric {name}"))["value"]
-            .as_f64()
-            .unwrap()
-    };
-    assert!(metric("operations") > 100.0);
-    assert_eq!(metric("redirects"), 0.0);
+    assert!(metric(&doc, "operations") > 100.0);
+    assert_eq!(metric(&doc, "redirects"), 0.0);
     for n in &cluster.nodes {
         let held = keys(n.port, "hostbench:*");
         assert!(!held.is_empty(), "master {} holds no key", n.port);
@@ -586,18 +463,7 @@ fn native_run_with_a_master_killed_mid_run_reports_partial_results() {
         "-c",
         "4",
     ]);
-    let child = c
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1000));
-    let victim = &mut cluster.nodes[2];
-    let _ = victim.child.kill();
-    let _ = victim.child.wait();
-    let start = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(start.elapsed() < Duration::from_secs(10));
+    let out = run_interrupted(c, Duration::from_millis(1000), || cluster.nodes[2].kill());
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     let err = text(&out.stderr);
     assert!(

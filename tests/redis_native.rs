@@ -5,6 +5,7 @@
 mod common;
 mod redis_server;
 
+use common::{metric, stderr};
 use redis_server::RedisServer;
 use serde_json::Value;
 use std::process::{Child, Output, Stdio};
@@ -44,21 +45,6 @@ fn json(out: &Output) -> Value {
             String::from_utf8_lossy(&out.stderr)
         )
     })
-}
-
-fn metric(doc: &Value, name: &str) -> f64 {
-    doc["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name && m.get("variant").is_none())
-        .unwrap_or_else(|| panic!("no metric {name}"))["value"]
-        .as_f64()
-        .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]

@@ -6,7 +6,6 @@
 mod common;
 use common::*;
 use std::path::Path;
-use std::process::Output;
 
 /// The screenshot as rows of RGB pixels.
 fn pixels(png_path: &Path) -> Vec<Vec<[u8; 3]>> {
@@ -199,15 +198,6 @@ fn without_svg(page: &str) -> String {
         s.replace_range(a..b + 6, "");
     }
     s
-}
-
-fn with_db(db: &Path, args: &[&str]) -> Output {
-    hostbench()
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .expect("hostbench runs")
 }
 
 #[test]

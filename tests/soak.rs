@@ -11,7 +11,7 @@ use common::*;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 const SCHEDULE: [&str; 6] = ["--every", "2s", "--for", "7s", "--duration", "1s"];
@@ -21,12 +21,16 @@ fn db_in(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("results.db")
 }
 
-/// `hostbench soak --db DB <args>`; --db goes first, as the workload takes the rest.
+/// `hostbench soak --db DB`, for the arguments to follow: --db goes first, as the
+/// workload takes the rest.
+fn soak_command(db: &Path) -> Command {
+    let mut c = hostbench();
+    c.arg("soak").arg("--db").arg(db);
+    c
+}
+
 fn soak(db: &Path, args: &[&str]) -> Output {
-    hostbench()
-        .arg("soak")
-        .arg("--db")
-        .arg(db)
+    soak_command(db)
         .args(args)
         .output()
         .expect("hostbench runs")
@@ -134,11 +138,7 @@ fn a_soak_stores_its_slices_and_judges_them_from_the_store() {
     // Each measured slice is a run of its own, labelled with the soak.
     for s in &done {
         let run = s["run_id"].as_i64().expect("run id");
-        let out = hostbench()
-            .args(["show", &run.to_string(), "--json", "--db"])
-            .arg(&db)
-            .output()
-            .unwrap();
+        let out = with_db(&db, &["show", &run.to_string(), "--json"]);
         let r: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(r["command"], "cpu");
         assert_eq!(r["labels"]["soak"], id.to_string());
@@ -196,13 +196,16 @@ fn a_soak_stores_its_slices_and_judges_them_from_the_store() {
 
     // The report: a chart with one point per measured slice and the threshold line.
     let page = dir.path().join("soak.html");
-    let out = hostbench()
-        .args(["report", "--soak", &id.to_string(), "-o"])
-        .arg(&page)
-        .arg("--db")
-        .arg(&db)
-        .output()
-        .unwrap();
+    let out = with_db(
+        &db,
+        &[
+            "report",
+            "--soak",
+            &id.to_string(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>") && html.contains("<svg"));
@@ -213,18 +216,10 @@ fn a_soak_stores_its_slices_and_judges_them_from_the_store() {
     );
     assert!(html.contains("class=\"threshold\""));
     assert!(html.contains(verdict.split(':').next().unwrap()));
-    let out = hostbench()
-        .args([
-            "report",
-            "--soak",
-            &id.to_string(),
-            "--format",
-            "markdown",
-            "--db",
-        ])
-        .arg(&db)
-        .output()
-        .unwrap();
+    let out = with_db(
+        &db,
+        &["report", "--soak", &id.to_string(), "--format", "markdown"],
+    );
     assert!(
         stdout(&out).contains("| coefficient of variation |"),
         "{}",
@@ -236,10 +231,7 @@ fn a_soak_stores_its_slices_and_judges_them_from_the_store() {
 fn a_killed_soak_resumes_on_its_schedule_with_the_missed_slices_recorded() {
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
-    let mut child = hostbench()
-        .arg("soak")
-        .arg("--db")
-        .arg(&db)
+    let mut child = soak_command(&db)
         .args(SCHEDULE)
         .args(WORKLOAD)
         .stdout(Stdio::piped())
@@ -270,10 +262,7 @@ fn a_killed_soak_resumes_on_its_schedule_with_the_missed_slices_recorded() {
     assert_eq!(slices(&before).len(), 1);
     assert_eq!(slices(&before)[0]["status"], "done");
     // A new soak with the same workload and schedule points at the unfinished one.
-    let mut twin = hostbench()
-        .arg("soak")
-        .arg("--db")
-        .arg(&db)
+    let mut twin = soak_command(&db)
         .args(SCHEDULE)
         .args(WORKLOAD)
         .stdout(Stdio::null())
@@ -339,10 +328,7 @@ fn a_killed_soak_resumes_on_its_schedule_with_the_missed_slices_recorded() {
 fn ctrl_c_stops_after_the_finished_slices_and_leaves_the_soak_resumable() {
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
-    let mut child = hostbench()
-        .arg("soak")
-        .arg("--db")
-        .arg(&db)
+    let mut child = soak_command(&db)
         .args(["--every", "2s", "--for", "20s", "--duration", "1s"])
         .args(WORKLOAD)
         .stdout(Stdio::piped())
@@ -436,11 +422,7 @@ fn bad_input_exits_2_naming_it_before_any_slice() {
     assert!(out.status.success(), "{}", stderr(&out));
     let list: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(list.as_array().map(Vec::len), Some(0), "{list}");
-    let out = hostbench()
-        .args(["report", "--soak", "99", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
+    let out = with_db(&db, &["report", "--soak", "99"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("soak 99"), "{}", stderr(&out));
 }

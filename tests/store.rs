@@ -5,18 +5,8 @@
 mod common;
 use common::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
-
-/// hostbench on a database of the test's own.
-fn with_db(db: &Path, args: &[&str]) -> Output {
-    hostbench()
-        .args(args)
-        .arg("--db")
-        .arg(db)
-        .output()
-        .expect("hostbench runs")
-}
 
 fn json_of(o: &Output) -> Value {
     assert!(o.status.success(), "failed: {}", stderr(o));

@@ -104,10 +104,8 @@ pub fn line_chart_ticks(
     let x_min = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
     let x_max = points.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
     let y_max = points.iter().map(|p| p.1).fold(0.0, f64::max);
-    let step = nice_step(y_max);
-    let y_top = (y_max / step).ceil().max(1.0) * step;
-    let (l, r, t, b) = MARGIN;
-    let (pw, ph) = (WIDTH - l - r, HEIGHT - t - b);
+    let (step, y_top) = y_scale(y_max);
+    let (l, t, pw, ph) = plot_area();
     let sx = |x: f64| {
         if x_max > x_min {
             l + (x - x_min) / (x_max - x_min) * pw
@@ -116,24 +114,8 @@ pub fn line_chart_ticks(
         }
     };
     let sy = |y: f64| t + ph - y / y_top * ph;
-    let mut svg = format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{}" class="chart">"#,
-        esc(title)
-    );
-    // Grid and y ticks.
-    let mut y = 0.0;
-    while y <= y_top + step / 2.0 {
-        let _ = write!(
-            svg,
-            r##"<line x1="{l}" x2="{}" y1="{py:.1}" y2="{py:.1}" stroke="#e5e5e5"/><text x="{}" y="{:.1}" text-anchor="end" class="tick">{}</text>"##,
-            l + pw,
-            l - 6.0,
-            sy(y) + 4.0,
-            short(y),
-            py = sy(y)
-        );
-        y += step;
-    }
+    let mut svg = svg_open(title);
+    y_grid(&mut svg, step, y_top, sy);
     let ticks: Vec<(f64, String)> = if x_ticks.is_empty() {
         [x_min, (x_min + x_max) / 2.0, x_max]
             .into_iter()
@@ -147,21 +129,9 @@ pub fn line_chart_ticks(
             .collect()
     };
     for (x, name) in ticks {
-        let _ = write!(
-            svg,
-            r#"<text x="{:.1}" y="{}" text-anchor="middle" class="tick">{}</text>"#,
-            sx(x),
-            t + ph + 16.0,
-            esc(&name)
-        );
+        x_tick(&mut svg, sx(x), &name);
     }
-    let _ = write!(
-        svg,
-        r#"<text x="{:.1}" y="{}" text-anchor="middle" class="axis">{}</text>"#,
-        l + pw / 2.0,
-        HEIGHT - 4.0,
-        esc(x_label)
-    );
+    x_axis_label(&mut svg, x_label);
     let mut legend_x = l + 8.0;
     for (i, (name, pts)) in series.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
@@ -195,6 +165,76 @@ pub fn line_chart_ticks(
         // The next key after this one's text (about 6.8 units a character at 12 px).
         legend_x += 14.0 + 6.8 * name.chars().count() as f64 + 18.0;
     }
+    figure(title, svg)
+}
+
+// The pieces every chart is drawn with (the soak page's timeline uses them too), so
+// one chart style lives here.
+
+/// The y scale from 0 for values up to `y_max`: the tick step and the round top.
+pub(crate) fn y_scale(y_max: f64) -> (f64, f64) {
+    let step = nice_step(y_max);
+    (step, (y_max / step).ceil().max(1.0) * step)
+}
+
+/// The plot area inside the margins: left, top, width, height.
+pub(crate) fn plot_area() -> (f64, f64, f64, f64) {
+    let (l, r, t, b) = MARGIN;
+    (l, t, WIDTH - l - r, HEIGHT - t - b)
+}
+
+/// The opening `<svg>` tag of a chart named `title`.
+pub(crate) fn svg_open(title: &str) -> String {
+    format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{}" class="chart">"#,
+        esc(title)
+    )
+}
+
+/// Horizontal grid lines with their y tick labels, from 0 to `y_top` every `step`;
+/// `sy` maps a value to its y coordinate.
+pub(crate) fn y_grid(svg: &mut String, step: f64, y_top: f64, sy: impl Fn(f64) -> f64) {
+    let (l, _, pw, _) = plot_area();
+    let mut y = 0.0;
+    while y <= y_top + step / 2.0 {
+        let _ = write!(
+            svg,
+            r##"<line x1="{l}" x2="{}" y1="{py:.1}" y2="{py:.1}" stroke="#e5e5e5"/><text x="{}" y="{:.1}" text-anchor="end" class="tick">{}</text>"##,
+            l + pw,
+            l - 6.0,
+            sy(y) + 4.0,
+            short(y),
+            py = sy(y)
+        );
+        y += step;
+    }
+}
+
+/// A tick label under the x axis at coordinate `x`.
+pub(crate) fn x_tick(svg: &mut String, x: f64, label: &str) {
+    let (_, t, _, ph) = plot_area();
+    let _ = write!(
+        svg,
+        r#"<text x="{x:.1}" y="{}" text-anchor="middle" class="tick">{}</text>"#,
+        t + ph + 16.0,
+        esc(label)
+    );
+}
+
+/// The x axis' name, centred under its tick labels.
+pub(crate) fn x_axis_label(svg: &mut String, label: &str) {
+    let (l, _, pw, _) = plot_area();
+    let _ = write!(
+        svg,
+        r#"<text x="{:.1}" y="{}" text-anchor="middle" class="axis">{}</text>"#,
+        l + pw / 2.0,
+        HEIGHT - 4.0,
+        esc(label)
+    );
+}
+
+/// Closes the chart's `<svg>` and puts it in a figure captioned `title`.
+pub(crate) fn figure(title: &str, mut svg: String) -> String {
     svg.push_str("</svg>");
     format!(
         "<figure><figcaption>{}</figcaption>{svg}</figure>",

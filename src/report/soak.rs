@@ -3,7 +3,7 @@
 //! page (inline SVG: the figure per slice, the median, the threshold line, flagged
 //! slices in red, missed ones marked on the axis) or Markdown.
 
-use super::html::{HEIGHT, MARGIN, STYLE, WIDTH, esc, nice_step, short};
+use super::html::{STYLE, esc, figure, plot_area, svg_open, x_axis_label, x_tick, y_grid, y_scale};
 use super::thousands;
 use crate::model::{Better, Unit};
 use crate::store::soak::{Figure, Slice, SliceStatus, Soak, SoakState};
@@ -103,16 +103,7 @@ pub fn line(soak: &Soak, slice: &Slice, median: Option<f64>) -> String {
                 figure_text(f.value, f.unit)
             )
         }
-        (status, _) => format!(
-            "{head}  {:>12}  {}{}",
-            "-",
-            status.as_str(),
-            slice
-                .note
-                .as_ref()
-                .map(|n| format!(": {n}"))
-                .unwrap_or_default()
-        ),
+        _ => format!("{head}  {:>12}  {}", "-", unmeasured_note(slice)),
     }
 }
 
@@ -266,10 +257,8 @@ pub fn chart(soak: &Soak, summary: &Summary) -> String {
         .map(|p| scaled(p.1.value, unit))
         .chain(stats.map(|s| scaled(s.threshold_value, unit)))
         .fold(0.0, f64::max);
-    let step = nice_step(y_max);
-    let y_top = (y_max / step).ceil().max(1.0) * step;
-    let (l, r, t, b) = MARGIN;
-    let (pw, ph) = (WIDTH - l - r, HEIGHT - t - b);
+    let (step, y_top) = y_scale(y_max);
+    let (l, t, pw, ph) = plot_area();
     let last = summary.slices_planned.max(1) as f64;
     // Slice numbers 1..=n across the width.
     let sx = |seq: u32| {
@@ -282,42 +271,21 @@ pub fn chart(soak: &Soak, summary: &Summary) -> String {
     let sy = |y: f64| t + ph - (y / y_top).clamp(0.0, 1.0) * ph;
     let head = figure_head(summary.metric.as_deref(), summary.unit);
     let title = format!("{head} per slice");
-    let mut svg = format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{}" class="chart">"#,
-        esc(&title)
-    );
-    let mut y = 0.0;
-    while y <= y_top + step / 2.0 {
-        let _ = write!(
-            svg,
-            r##"<line x1="{l}" x2="{}" y1="{py:.1}" y2="{py:.1}" stroke="#e5e5e5"/><text x="{}" y="{:.1}" text-anchor="end" class="tick">{}</text>"##,
-            l + pw,
-            l - 6.0,
-            sy(y) + 4.0,
-            short(y),
-            py = sy(y)
-        );
-        y += step;
-    }
+    let mut svg = svg_open(&title);
+    y_grid(&mut svg, step, y_top, sy);
     let total = summary.slices_planned.max(1);
     let mut ticks = vec![0, (total - 1) / 2, total - 1];
     ticks.dedup();
     for seq in ticks {
-        let _ = write!(
-            svg,
-            r#"<text x="{:.1}" y="{}" text-anchor="middle" class="tick">{}</text>"#,
-            sx(seq),
-            t + ph + 16.0,
-            seq + 1
-        );
+        x_tick(&mut svg, sx(seq), &(seq + 1).to_string());
     }
-    let _ = write!(
-        svg,
-        r#"<text x="{:.1}" y="{}" text-anchor="middle" class="axis">slice (every {}, from {} UTC)</text>"#,
-        l + pw / 2.0,
-        HEIGHT - 4.0,
-        esc(&dur(soak.plan.every_ms)),
-        esc(&utc(soak.plan.start_ms))
+    x_axis_label(
+        &mut svg,
+        &format!(
+            "slice (every {}, from {} UTC)",
+            dur(soak.plan.every_ms),
+            utc(soak.plan.start_ms)
+        ),
     );
     if let Some(s) = stats {
         let _ = write!(
@@ -395,11 +363,7 @@ pub fn chart(soak: &Soak, summary: &Summary) -> String {
                 .unwrap_or_default())
         );
     }
-    svg.push_str("</svg>");
-    format!(
-        "<figure><figcaption>{}</figcaption>{svg}</figure>",
-        esc(&title)
-    )
+    figure(&title, svg)
 }
 
 fn stats_rows(soak: &Soak, summary: &Summary) -> Vec<(String, String)> {
@@ -442,6 +406,36 @@ fn stats_rows(soak: &Soak, summary: &Summary) -> Vec<(String, String)> {
     rows
 }
 
+/// The cells a timeline row has on the page and in Markdown alike: whether the slice
+/// is flagged, its figure and its share of the median (`-` and blank without one).
+fn timeline_cells(summary: &Summary, s: &Slice) -> (bool, String, String) {
+    let flagged = summary
+        .stats
+        .as_ref()
+        .is_some_and(|st| st.flagged.contains(&s.seq));
+    let median = summary.stats.as_ref().map(|st| st.median);
+    let (value, pct) = match (&s.figure, median) {
+        (Some(f), Some(m)) if s.status == SliceStatus::Done && m != 0.0 => (
+            figure_text(f.value, f.unit),
+            format!("{:.0} %", f.value / m * 100.0),
+        ),
+        _ => ("-".into(), String::new()),
+    };
+    (flagged, value, pct)
+}
+
+/// The note of a slice that did not measure: `missed: hostbench was not running`.
+fn unmeasured_note(s: &Slice) -> String {
+    format!(
+        "{}{}",
+        s.status.as_str(),
+        s.note
+            .as_ref()
+            .map(|n| format!(": {n}"))
+            .unwrap_or_default()
+    )
+}
+
 /// The page `hostbench report --soak ID` writes.
 pub fn html(title: &str, soak: &Soak, summary: &Summary) -> String {
     let head = figure_head(summary.metric.as_deref(), summary.unit);
@@ -465,35 +459,17 @@ pub fn html(title: &str, soak: &Soak, summary: &Summary) -> String {
         let _ = write!(page, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
     }
     page.push_str("</table>");
-    let median = summary.stats.as_ref().map(|s| s.median);
     let _ = write!(
         page,
         "<h2>Timeline</h2><table><tr><th class=\"num\">slice</th><th>due (UTC)</th><th class=\"num\">{}</th><th class=\"num\">of median</th><th>note</th></tr>",
         esc(&head)
     );
     for s in &soak.slices {
-        let flagged = summary
-            .stats
-            .as_ref()
-            .is_some_and(|st| st.flagged.contains(&s.seq));
-        let (value, pct) = match (&s.figure, median) {
-            (Some(f), Some(m)) if s.status == SliceStatus::Done && m != 0.0 => (
-                figure_text(f.value, f.unit),
-                format!("{:.0} %", f.value / m * 100.0),
-            ),
-            _ => ("-".into(), String::new()),
-        };
+        let (flagged, value, pct) = timeline_cells(summary, s);
         let note = match s.status {
             SliceStatus::Done if flagged => "flagged".to_string(),
             SliceStatus::Done => s.run_id.map(|r| format!("run {r}")).unwrap_or_default(),
-            st => format!(
-                "{}{}",
-                st.as_str(),
-                s.note
-                    .as_ref()
-                    .map(|n| format!(": {n}"))
-                    .unwrap_or_default()
-            ),
+            _ => unmeasured_note(s),
         };
         let _ = write!(
             page,
@@ -528,30 +504,12 @@ pub fn markdown(title: &str, soak: &Soak, summary: &Summary) -> String {
         md,
         "\n## Timeline\n\n| slice | due (UTC) | {head} | of median | note |\n|---:|---|---:|---:|---|\n"
     );
-    let median = summary.stats.as_ref().map(|s| s.median);
     for s in &soak.slices {
-        let flagged = summary
-            .stats
-            .as_ref()
-            .is_some_and(|st| st.flagged.contains(&s.seq));
-        let (value, pct) = match (&s.figure, median) {
-            (Some(f), Some(m)) if s.status == SliceStatus::Done && m != 0.0 => (
-                figure_text(f.value, f.unit),
-                format!("{:.0} %", f.value / m * 100.0),
-            ),
-            _ => ("-".into(), String::new()),
-        };
+        let (flagged, value, pct) = timeline_cells(summary, s);
         let note = match s.status {
             SliceStatus::Done if flagged => "**flagged**".to_string(),
             SliceStatus::Done => String::new(),
-            st => format!(
-                "{}{}",
-                st.as_str(),
-                s.note
-                    .as_ref()
-                    .map(|n| format!(": {n}"))
-                    .unwrap_or_default()
-            ),
+            _ => unmeasured_note(s),
         };
         let _ = writeln!(
             md,

@@ -1,9 +1,10 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::Once;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// hostbench with a data directory of its own (XDG_DATA_HOME), so the runs tests make
 /// are saved there and never in the user's results database.
@@ -35,6 +36,16 @@ pub fn data_home() -> PathBuf {
     ));
     std::fs::create_dir_all(&dir).expect("test data directory");
     dir
+}
+
+/// hostbench on a results database of the test's own (`--db`).
+pub fn with_db(db: &Path, args: &[&str]) -> Output {
+    hostbench()
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .expect("hostbench runs")
 }
 
 pub fn run(args: &[&str]) -> Output {
@@ -70,4 +81,68 @@ pub fn have(tool: &str) -> bool {
         .args(["-c", &format!("command -v {tool}")])
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+/// Bytes a child wrote, as text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs a command with its output captured and a time bound: a run that overruns is
+/// killed and the test fails with what it had printed.
+pub fn run_bounded(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "timed out after {limit:?}; stdout:\n{}\nstderr:\n{}",
+                text(&out.stdout),
+                text(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Starts `cmd` with its output captured, does `meanwhile` (kills its server, say)
+/// once `delay` has passed, and returns its output; the command must end within
+/// 10 s of that.
+pub fn run_interrupted(mut cmd: Command, delay: Duration, meanwhile: impl FnOnce()) -> Output {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    std::thread::sleep(delay);
+    meanwhile();
+    let start = Instant::now();
+    let out = child.wait_with_output().expect("output");
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "still running {:?} after the interruption",
+        start.elapsed()
+    );
+    out
+}
+
+/// The value of the metric `name` (the one without a variant) in a `--json` document.
+pub fn metric(doc: &serde_json::Value, name: &str) -> f64 {
+    doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name && m.get("variant").is_none())
+        .unwrap_or_else(|| panic!("no metric {name}"))["value"]
+        .as_f64()
+        .unwrap()
 }

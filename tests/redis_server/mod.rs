@@ -4,9 +4,10 @@
 
 #![allow(dead_code)]
 
+use crate::common;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 pub struct RedisServer {
@@ -105,4 +106,52 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// `hostbench redis-benchmark <args>`, bounded to a minute.
+pub fn personality(args: &[&str]) -> Output {
+    let mut c = common::hostbench();
+    c.arg("redis-benchmark").args(args);
+    common::run_bounded(c, Duration::from_secs(60))
+}
+
+/// The real `redis-benchmark <args>`, bounded to a minute.
+pub fn peer(args: &[&str]) -> Output {
+    let mut c = Command::new("redis-benchmark");
+    c.args(args);
+    common::run_bounded(c, Duration::from_secs(60))
+}
+
+/// What a reader sees on a terminal: for each line, the text after its last `\r`.
+pub fn visible(out: &str) -> Vec<String> {
+    out.lines()
+        .map(|l| l.rsplit('\r').next().unwrap_or("").to_string())
+        .collect()
+}
+
+/// Lines with every number replaced by `#`, runs of equally shaped lines collapsed:
+/// what two redis-benchmark outputs share when their measurements differ.
+pub fn shape(out: &str) -> Vec<String> {
+    let mut shapes: Vec<String> = Vec::new();
+    for line in visible(out) {
+        let mut s = String::new();
+        let mut in_number = false;
+        for ch in line.chars() {
+            if ch.is_ascii_digit() || (in_number && ch == '.') {
+                if !in_number {
+                    s.push('#');
+                }
+                in_number = true;
+            } else {
+                in_number = false;
+                s.push(ch);
+            }
+        }
+        // Column widths of the summary row depend on the values.
+        let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        if shapes.last() != Some(&s) {
+            shapes.push(s);
+        }
+    }
+    shapes
 }

@@ -23,6 +23,9 @@ pub struct RunArgs {
     /// 12866). Without it, the network step runs on loopback (this host's stack only).
     #[arg(long, value_name = "HOST[:PORT]")]
     peer: Option<String>,
+    /// The --peer's shared secret, when it runs `hostbench net serve --secret`.
+    #[arg(long, value_name = "SECRET", requires = "peer")]
+    secret: Option<String>,
     /// Measure this Redis: redis://[user:password@]host[:port][/db] or unix:///path.
     /// Without it, a redis-server is started for the step when one is installed.
     /// Only keys under hostbench:run: are touched, and removed afterwards.
@@ -40,7 +43,15 @@ pub struct RunArgs {
 pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
     let promise = args.expect.promise()?;
     // Bad input costs no time: everything given is checked before the first step.
-    let peer = args.peer.as_deref().map(check_peer).transpose()?;
+    let peer = args
+        .peer
+        .as_deref()
+        .map(check_peer)
+        .transpose()?
+        .map(|p| Peer {
+            secret: args.secret.clone(),
+            ..p
+        });
     let redis = args
         .redis
         .as_deref()

@@ -19,6 +19,8 @@ use std::time::Duration;
 pub struct Peer {
     pub host: String,
     pub port: u16,
+    /// The server's shared secret (`net serve --secret`), proven, never sent.
+    pub secret: Option<String>,
 }
 
 impl std::fmt::Display for Peer {
@@ -84,6 +86,7 @@ pub fn parse_peer(s: &str) -> Result<Peer, String> {
     Ok(Peer {
         host: host.to_string(),
         port,
+        secret: None,
     })
 }
 
@@ -137,7 +140,8 @@ pub fn run(plan: &NetPlan, observer: &dyn Observer) -> Result<Vec<Outcome>, NetF
         .as_ref()
         .map_or("loopback".into(), Peer::to_string);
     for test in [TestKind::TcpStream, TestKind::TcpRr] {
-        let spec = ClientSpec::new(&host, port, request(test, plan.test_time));
+        let mut spec = ClientSpec::new(&host, port, request(test, plan.test_time));
+        spec.secret = plan.peer.as_ref().and_then(|p| p.secret.clone());
         match client::run_observed(&spec, &|_| {}, observer) {
             Ok(r) => kept.push(outcome::to_outcome(&r, &label)),
             Err(_) if stop_requested() => return Ok(kept),
@@ -220,6 +224,7 @@ mod tests {
         Peer {
             host: host.into(),
             port,
+            secret: None,
         }
     }
 
@@ -261,6 +266,22 @@ mod tests {
                 > 0.0
         );
         assert!(out[2].metric("packets_received", None).unwrap().value > 0.0);
+    }
+
+    #[test]
+    fn a_peer_with_a_secret_needs_it() {
+        let mut config = ServerConfig::new(SocketAddr::from(([127, 0, 0, 1], 0)));
+        config.secret = Some("s3cret".into());
+        let server = Server::bind(config).unwrap().spawn();
+        let mut p = peer("127.0.0.1", server.addr.port());
+        let Err(failure) = run(&plan(Some(p.clone())), &crate::measure::runner::Quiet) else {
+            panic!("a secured server served a client without the secret");
+        };
+        assert!(failure.message.contains("--secret"), "{}", failure.message);
+        p.secret = Some("s3cret".into());
+        let served = run(&plan(Some(p)), &crate::measure::runner::Quiet);
+        assert!(served.is_ok_and(|o| o.len() >= 2));
+        server.stop();
     }
 
     #[test]

@@ -330,6 +330,36 @@ fn concurrent_saves_all_land() {
     assert_eq!(ids, vec![1, 2, 3, 4]);
 }
 
+/// Processes that create the same database at once: each sees it empty or migrated,
+/// never half made (the header and the tables are read in one snapshot).
+#[test]
+fn simultaneous_first_opens_all_succeed() {
+    for round in 0..8 {
+        let dir = tempfile::tempdir().unwrap();
+        let db = db_in(&dir);
+        let children: Vec<_> = (0..6)
+            .map(|_| {
+                hostbench()
+                    .args(["cpu", "--threads", "1", "--events", "1", "--time=0"])
+                    .arg("--db")
+                    .arg(&db)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in children {
+            let out = c.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "round {round}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
+
 #[test]
 fn a_locked_database_is_named_and_left_intact() {
     let dir = tempfile::tempdir().unwrap();

@@ -55,10 +55,18 @@ impl SqliteStore {
             .execute_batch("PRAGMA foreign_keys = ON")
             .map_err(|e| store.err("open", e))?;
         store.migrate(LATEST_VERSION)?;
-        let mode: String = store
+        let mode: String = match store
             .conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(|e| store.err("switch to WAL", e))?;
+        {
+            Ok(mode) => mode,
+            // Another process holds the file while it switches it to WAL itself (the
+            // mode is kept in the file): this connection works either way.
+            Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) => {
+                "wal".into()
+            }
+            Err(e) => return Err(store.err("switch to WAL", e)),
+        };
         if !mode.eq_ignore_ascii_case("wal") {
             // A read-only directory or a file system without shared memory: still
             // usable, only without concurrent readers during a write.
@@ -691,16 +699,16 @@ fn schema_version(conn: &Connection, path: &Path) -> Result<u32, StoreError> {
         path: path.to_path_buf(),
         why,
     };
-    let app_id: i32 = conn
-        .query_row("PRAGMA application_id", [], |r| r.get(0))
-        .map_err(|e| err("read the header", e))?;
-    let tables: i64 = conn
+    // One statement, so one snapshot: read apart, another process's first migration
+    // could commit in between, and its tables would look like another program's.
+    let (app_id, tables): (i32, i64) = conn
         .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'",
+            "SELECT (SELECT application_id FROM pragma_application_id()),
+                    (SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%')",
             [],
-            |r| r.get(0),
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )
-        .map_err(|e| err("list tables", e))?;
+        .map_err(|e| err("read the header", e))?;
     if app_id != APPLICATION_ID {
         if app_id != 0 {
             return Err(not_ours(format!(
@@ -790,14 +798,22 @@ fn check_file(path: &Path) -> Result<bool, StoreError> {
         header[28], header[29], header[30], header[31],
     ]));
     let counted_valid = header[24..28] == header[92..96];
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
-    let wal_empty = std::fs::metadata(&wal).map_or(true, |m| m.len() == 0);
-    if counted_valid && wal_empty && page_size >= 512 && meta.len() < pages * page_size {
+    // Nor while another process commits: a rollback journal beside the file means its
+    // pages are being written (the header can be ahead of the file's length then).
+    let beside = |suffix: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        std::fs::metadata(name).is_ok_and(|m| m.len() > 0)
+    };
+    let settled = !beside("-wal") && !beside("-journal");
+    // The length is read after the journal: a commit that ended meanwhile has grown
+    // the file to at least what the header read before it counts.
+    let length = std::fs::metadata(path).map_or(meta.len(), |m| m.len());
+    if counted_valid && settled && page_size >= 512 && length < pages * page_size {
         return Err(StoreError::Truncated {
             path: path.to_path_buf(),
             expected: pages * page_size,
-            found: meta.len(),
+            found: length,
         });
     }
     Ok(false)

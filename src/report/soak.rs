@@ -3,7 +3,7 @@
 //! page (inline SVG: the figure per slice, the median, the threshold line, flagged
 //! slices in red, missed ones marked on the axis) or Markdown.
 
-use super::html::{STYLE, esc, figure, plot_area, svg_open, x_axis_label, x_tick, y_grid, y_scale};
+use super::html::{esc, figure, plot_area, svg_open, x_axis_label, x_tick, y_grid, y_scale};
 use super::thousands;
 use crate::model::{Better, Unit};
 use crate::store::soak::{Figure, Slice, SliceStatus, Soak, SoakState};
@@ -439,13 +439,12 @@ fn unmeasured_note(s: &Slice) -> String {
 /// The page `hostbench report --soak ID` writes.
 pub fn html(title: &str, soak: &Soak, summary: &Summary) -> String {
     let head = figure_head(summary.metric.as_deref(), summary.unit);
-    let mut page = format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title>\
-         <style>{STYLE}.verdict{{font-weight:600}}.flagged{{color:#d62728}}</style></head><body><h1>{t}</h1>",
-        t = esc(title)
-    );
+    // The page frame (header, style, footer) is every report's; only the soak's own
+    // two classes are added.
+    let mut header =
+        String::from("<style>.verdict{font-weight:600}.flagged{color:#d62728}</style>");
     let _ = write!(
-        page,
+        header,
         "<p class=\"meta\">soak {} · {} · from {} UTC · {}</p><p class=\"verdict\">{}</p>",
         soak.id,
         esc(&describe(soak)),
@@ -453,7 +452,7 @@ pub fn html(title: &str, soak: &Soak, summary: &Summary) -> String {
         soak.state.as_str(),
         esc(&summary.verdict.text)
     );
-    page.push_str(&chart(soak, summary));
+    let mut page = chart(soak, summary);
     page.push_str("<table>");
     for (k, v) in stats_rows(soak, summary) {
         let _ = write!(page, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
@@ -482,8 +481,8 @@ pub fn html(title: &str, soak: &Soak, summary: &Summary) -> String {
             esc(&note)
         );
     }
-    page.push_str("</table></body></html>\n");
-    page
+    page.push_str("</table>");
+    super::html::page(title, &header, &page)
 }
 
 /// The same as Markdown (no chart).

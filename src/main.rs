@@ -18,11 +18,15 @@ fn main() -> ExitCode {
         .and_then(|a| Path::new(a).file_name())
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    if let Some(code) = hostbench::compat::dispatch(&invoked_as, &args[1..]) {
+    // The line as typed, the program's file name first: what the store keeps.
+    let command_line: Vec<String> = std::iter::once(invoked_as.clone())
+        .chain(args[1..].iter().map(|a| a.to_string_lossy().into_owned()))
+        .collect();
+    if let Some(code) = hostbench::compat::dispatch(&invoked_as, &args[1..], &command_line) {
         return code;
     }
     if let Some(peer) = args.get(1).map(|a| a.to_string_lossy().into_owned())
-        && let Some(code) = hostbench::compat::dispatch(&peer, &args[2..])
+        && let Some(code) = hostbench::compat::dispatch(&peer, &args[2..], &command_line)
     {
         return code;
     }

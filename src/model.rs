@@ -19,8 +19,15 @@ pub struct Outcome {
     pub tool_version: String,
     /// `cpu`, `memory`, ...
     pub workload: String,
-    /// The validated spec that ran, as given to the workload.
+    /// The validated spec that ran, as given to the workload (or the personality's
+    /// options, for a peer's command line).
     pub spec: serde_json::Value,
+    /// What was measured, in the peers' words (`max_prime` 20000, `rw` randread, `bs`
+    /// 4k): the settings that make two outcomes the same measurement, whichever front
+    /// end ran them. `compare` matches on these and names the one that differs; what
+    /// only bounds a run (its time, its interval reports) is not among them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: Params,
     /// RFC 3339, UTC.
     pub started_at: String,
     pub elapsed_s: f64,
@@ -50,6 +57,7 @@ impl Outcome {
             tool_version: env!("CARGO_PKG_VERSION").into(),
             workload: workload.into(),
             spec,
+            params: Params::new(),
             started_at: crate::host::now_rfc3339(),
             elapsed_s: 0.0,
             interrupted: false,
@@ -61,6 +69,11 @@ impl Outcome {
             cpu_time: CpuUse::default(),
             host,
         }
+    }
+
+    /// Records one of the settings that identify the measurement (see `params`).
+    pub fn param(&mut self, name: &str, value: impl ToString) {
+        self.params.insert(name.into(), value.to_string());
     }
 
     pub fn push(&mut self, metric: Metric) {
@@ -81,6 +94,9 @@ impl Outcome {
             .find(|m| m.name == name && (threads.is_none() || m.threads == threads))
     }
 }
+
+/// `Outcome::params`: setting name -> value as the peer writes it.
+pub type Params = BTreeMap<String, String>;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Metric {

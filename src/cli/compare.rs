@@ -125,7 +125,7 @@ pub fn execute(args: CompareArgs) -> Result<ExitCode, CliError> {
         .iter()
         .map(|g| group(store.as_ref(), g, args.workload.as_deref()))
         .collect::<Result<Vec<_>, _>>()?;
-    let comparison = compare(&groups);
+    let comparison = compare(&groups).map_err(|e| CliError::Usage(e.to_string()))?;
     if args.json {
         print_stdout(
             &(serde_json::to_string_pretty(&comparison).expect("a comparison serialises") + "\n"),

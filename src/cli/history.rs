@@ -282,10 +282,7 @@ pub fn show(args: ShowArgs) -> Result<ExitCode, CliError> {
 /// The run as its command printed it, under a line saying which run it is.
 fn human_run(run: &StoredRun) -> String {
     let r = &run.info;
-    let mut out = format!("run {} · hostbench {}", r.id, r.command);
-    if let Some(p) = &r.profile {
-        out += &format!(" --profile {p}");
-    }
+    let mut out = format!("run {} · {}", r.id, r.command_text());
     out += &format!(" · started {} · saved {}", r.started_at, r.saved_at);
     if !r.labels.is_empty() {
         out += &format!(" · {}", labels_text(&r.labels));

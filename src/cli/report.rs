@@ -170,7 +170,8 @@ fn from_comparison(args: &ReportArgs, store: &dyn Store) -> Result<String, CliEr
         .iter()
         .map(|g| group(store, g, args.workload.as_deref()))
         .collect::<Result<Vec<_>, _>>()?;
-    let comparison = crate::suite::compare::compare(&groups);
+    let comparison =
+        crate::suite::compare::compare(&groups).map_err(|e| CliError::Usage(e.to_string()))?;
     let title = args.title.clone().unwrap_or_else(|| {
         let names: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
         format!("hostbench compare {}", names.join(" vs "))

@@ -10,15 +10,17 @@ use clap::Args;
 /// `--db PATH`: where results are kept (commands that save and commands that read).
 #[derive(Debug, Args, Clone, Default)]
 pub struct DbArg {
-    /// Results database [default: $XDG_DATA_HOME/hostbench/results.db, else
-    /// ~/.local/share/hostbench/results.db].
+    /// Results database [default: $HOSTBENCH_DB, else
+    /// $XDG_DATA_HOME/hostbench/results.db, else ~/.local/share/hostbench/results.db].
     #[arg(long = "db", id = "results_db", value_name = "PATH")]
     pub db: Option<String>,
 }
 
 impl DbArg {
+    /// `--db`, else `HOSTBENCH_DB` (which personalities read too), else the default.
     pub fn location(&self) -> Result<Location, CliError> {
-        Ok(Location::resolve(self.db.as_deref())?)
+        let env = std::env::var(crate::compat::keep::DB).ok();
+        Ok(Location::resolve(self.db.as_deref().or(env.as_deref()))?)
     }
 }
 
@@ -30,7 +32,7 @@ pub struct SaveArgs {
     /// `history`, `export` and `compare label:provider=aws` select runs by label.
     #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label)]
     pub labels: Vec<(String, String)>,
-    /// Do not save this run in the results database.
+    /// Do not save this run in the results database (as HOSTBENCH_NO_SAVE=1 does).
     #[arg(long)]
     pub no_save: bool,
 }
@@ -52,10 +54,15 @@ impl SaveArgs {
         Ok(labels)
     }
 
+    fn saving(&self) -> bool {
+        let env = std::env::var(crate::compat::keep::NO_SAVE);
+        !self.no_save && !env.is_ok_and(|v| !v.is_empty() && v != "0")
+    }
+
     /// Before measuring: the labels parse and the database opens (created or migrated).
     pub fn check(&self) -> Result<(), CliError> {
         self.labels()?;
-        if self.no_save {
+        if !self.saving() {
             return Ok(());
         }
         store::open(&self.db.location()?)?;
@@ -70,13 +77,18 @@ impl SaveArgs {
         profile: Option<&str>,
         outcomes: &[Outcome],
     ) -> Result<Option<i64>, CliError> {
-        if self.no_save || outcomes.is_empty() {
+        if !self.saving() || outcomes.is_empty() {
             return Ok(None);
         }
         let labels = self.labels()?;
         let mut db = store::open(&self.db.location()?)?;
+        for note in db.take_notes() {
+            eprintln!("hostbench: note: {note}");
+        }
+        let command_line = command_line();
         let id = db.save(&NewRun {
             command,
+            command_line: &command_line,
             labels: &labels,
             profile,
             outcomes,
@@ -84,4 +96,17 @@ impl SaveArgs {
         eprintln!("saved as run {id}");
         Ok(Some(id))
     }
+}
+
+/// This process's command line as typed, the program's file name first.
+pub fn command_line() -> Vec<String> {
+    let mut words: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if let Some(first) = words.first_mut()
+        && let Some(name) = std::path::Path::new(first.as_str()).file_name()
+    {
+        *first = name.to_string_lossy().into_owned();
+    }
+    words
 }

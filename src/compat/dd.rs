@@ -214,7 +214,7 @@ struct Totals {
     bytes: u64,
 }
 
-pub fn main(args: &[String]) -> ExitCode {
+pub fn main(args: &[String], _record: &mut super::Record) -> ExitCode {
     // dd dies of SIGPIPE when its reader goes away (`dd … | head` exits 141), as
     // GNU dd does; Rust ignores the signal by default.
     // SAFETY: restoring the default disposition of one signal.

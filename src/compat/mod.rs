@@ -1,6 +1,7 @@
 //! Personalities: the peers' own command lines and output layouts, one file (or
-//! folder) per peer. They translate to workload specs and render outcomes; no
-//! measurement logic lives here.
+//! folder) per peer. They translate to workload specs, print the peer's layout from
+//! the workload's raw result, and hand the `Outcome`s converted from it to a
+//! `Record`, which `keep.rs` saves like a native run. No measurement logic lives here.
 
 #[cfg(test)]
 mod argv_fuzz;
@@ -8,6 +9,7 @@ pub mod dd;
 pub mod fio;
 mod getopt;
 pub mod iperf3;
+pub mod keep;
 pub mod netperf;
 pub mod netserver;
 pub mod ping;
@@ -15,25 +17,46 @@ pub mod redis_benchmark;
 pub mod sysbench;
 pub mod unixbench;
 
+pub use keep::Record;
+
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-/// Runs the personality called `name` on `args`, if there is one by that name.
-pub fn dispatch(name: &str, args: &[OsString]) -> Option<ExitCode> {
+/// The personalities, by the name a symlink or the first word gives.
+pub const NAMES: [&str; 9] = [
+    "sysbench",
+    "dd",
+    "fio",
+    "redis-benchmark",
+    "iperf3",
+    "netperf",
+    "netserver",
+    "ping",
+    "unixbench",
+];
+
+/// Runs the personality called `name` on `args`, if there is one by that name, then
+/// keeps what it measured. `command_line` is the whole line as typed (for the store).
+pub fn dispatch(name: &str, args: &[OsString], command_line: &[String]) -> Option<ExitCode> {
+    if !NAMES.contains(&name) {
+        return None;
+    }
     let args: Vec<String> = args
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    match name {
-        "sysbench" => Some(sysbench::main(&args)),
-        "dd" => Some(dd::main(&args)),
-        "fio" => Some(fio::main(&args)),
-        "redis-benchmark" => Some(redis_benchmark::main(&args)),
-        "iperf3" => Some(iperf3::main(&args)),
-        "netperf" => Some(netperf::main(&args)),
-        "netserver" => Some(netserver::main(&args)),
-        "ping" => Some(ping::main(&args)),
-        "unixbench" => Some(unixbench::main(&args)),
-        _ => None,
-    }
+    let mut record = Record::from_env();
+    let code = match name {
+        "sysbench" => sysbench::main(&args, &mut record),
+        "dd" => dd::main(&args, &mut record),
+        "fio" => fio::main(&args, &mut record),
+        "redis-benchmark" => redis_benchmark::main(&args, &mut record),
+        "iperf3" => iperf3::main(&args, &mut record),
+        "netperf" => netperf::main(&args, &mut record),
+        "netserver" => netserver::main(&args),
+        "ping" => ping::main(&args, &mut record),
+        _ => unixbench::main(&args, &mut record),
+    };
+    keep::finish(name, command_line, &record);
+    Some(code)
 }

@@ -268,7 +268,7 @@ pub(super) fn parse(args: &[String]) -> Result<Option<Options>, String> {
     Ok(Some(o))
 }
 
-pub fn main(args: &[String]) -> ExitCode {
+pub fn main(args: &[String], _record: &mut super::Record) -> ExitCode {
     let o = match parse(args) {
         Ok(Some(o)) => o,
         Ok(None) => {

@@ -123,7 +123,7 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
     })
 }
 
-pub fn main(args: &[String]) -> ExitCode {
+pub fn main(args: &[String], _record: &mut super::Record) -> ExitCode {
     let o = match parse(args) {
         Ok(o) => o,
         Err(msg) => {

@@ -7,14 +7,7 @@ use super::{metric_label, thousands};
 use crate::model::Unit;
 use crate::suite::compare::{Comparison, Geomean, Ratio, Row, Stat};
 
-/// `A`, `B`, ... `Z`, then `G27`...
-pub fn letter(i: usize) -> String {
-    if i < 26 {
-        ((b'A' + i as u8) as char).to_string()
-    } else {
-        format!("G{}", i + 1)
-    }
-}
+pub use crate::suite::compare::letter;
 
 pub fn render(c: &Comparison) -> String {
     let mut out = String::from("Groups (A is the reference)\n");
@@ -88,7 +81,7 @@ pub fn render(c: &Comparison) -> String {
 pub fn cells(row: &Row) -> Vec<String> {
     let k = &row.key;
     let mut metric = metric_label(&k.metric);
-    if let Some(v) = k.variant.as_ref().filter(|v| Some(*v) != k.test.as_ref()) {
+    if let Some(v) = k.variant.as_ref().filter(|v| Some(*v) != row.test.as_ref()) {
         metric += &format!(" ({v})");
     }
     if let Some(ws) = &k.working_set {
@@ -96,7 +89,7 @@ pub fn cells(row: &Row) -> Vec<String> {
     }
     let mut cells = vec![
         k.area.clone(),
-        k.test.clone().unwrap_or_default(),
+        row.test.clone().unwrap_or_default(),
         metric,
         k.threads.map(|t| t.to_string()).unwrap_or_default(),
     ];

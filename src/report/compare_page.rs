@@ -57,7 +57,7 @@ fn swatch(i: usize) -> String {
 fn row_label(row: &Row) -> String {
     let k = &row.key;
     let mut label = metric_label(&k.metric);
-    if let Some(v) = k.variant.as_ref().filter(|v| Some(*v) != k.test.as_ref()) {
+    if let Some(v) = k.variant.as_ref().filter(|v| Some(*v) != row.test.as_ref()) {
         label += &format!(" ({v})");
     }
     if let Some(ws) = &k.working_set {
@@ -347,7 +347,7 @@ fn groups_table(c: &Comparison, groups: &[Group]) -> String {
 fn blocks(c: &Comparison) -> Vec<(String, Vec<&Row>)> {
     let mut out: Vec<(String, Vec<&Row>)> = Vec::new();
     for row in &c.rows {
-        let title = match &row.key.test {
+        let title = match &row.test {
             Some(t) => format!("{} · {t}", row.key.area),
             None if row.key.workload != row.key.area => {
                 format!("{} · {}", row.key.area, row.key.workload)
@@ -583,6 +583,7 @@ mod tests {
         StoredRun {
             info: RunInfo {
                 id,
+                command_line: Vec::new(),
                 started_at: String::new(),
                 saved_at: String::new(),
                 command: "cpu".into(),
@@ -616,7 +617,7 @@ mod tests {
     #[test]
     fn page_has_bars_ratios_and_the_summary() {
         let g = groups();
-        let c = compare(&g);
+        let c = compare(&g).unwrap();
         let page = html("cmp", &c, &g);
         assert!(page.contains("vm &lt;1&gt;"), "names are escaped");
         // Two bars per metric (A and B) and one summary bar.
@@ -639,7 +640,7 @@ mod tests {
     #[test]
     fn markdown_tables_line_up() {
         let g = groups();
-        let md = markdown("cmp", &compare(&g));
+        let md = markdown("cmp", &compare(&g).unwrap());
         assert!(md.contains("| area | B vs A |"), "{md}");
         let eps = md
             .lines()

@@ -502,14 +502,10 @@ pub fn render_runs(title: &str, runs: &[StoredRun]) -> String {
         let r = &run.info;
         let _ = write!(
             body,
-            "<section class=\"run\"><h2>Run {} · hostbench {}{}</h2>\
+            "<section class=\"run\"><h2>Run {} · {}</h2>\
              <p class=\"meta\">{} · started {} · saved {}{}</p>",
             r.id,
-            esc(&r.command),
-            r.profile
-                .as_deref()
-                .map(|p| format!(" --profile {}", esc(p)))
-                .unwrap_or_default(),
+            esc(&r.command_text()),
             esc(&r.host.hostname),
             esc(&r.started_at),
             esc(&r.saved_at),
@@ -591,13 +587,9 @@ pub fn markdown_runs(title: &str, runs: &[StoredRun]) -> String {
         let r = &run.info;
         let _ = write!(
             md,
-            "\n## Run {} · hostbench {}{}\n\n{} · started {}{}\n",
+            "\n## Run {} · {}\n\n{} · started {}{}\n",
             r.id,
-            r.command,
-            r.profile
-                .as_deref()
-                .map(|p| format!(" --profile {p}"))
-                .unwrap_or_default(),
+            r.command_text(),
             r.host.hostname,
             r.started_at,
             if r.interrupted { " · interrupted" } else { "" }

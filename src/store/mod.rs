@@ -24,8 +24,10 @@ pub type Labels = BTreeMap<String, String>;
 /// What a command hands the store after it measured.
 #[derive(Debug, Clone)]
 pub struct NewRun<'a> {
-    /// `cpu`, `disk`, `run`, ...
+    /// `cpu`, `disk`, `run`, ... or the personality (`sysbench`, `fio`, ...).
     pub command: &'a str,
+    /// The words as typed, the program's file name first (`sysbench cpu run`).
+    pub command_line: &'a [String],
     pub labels: &'a Labels,
     /// The profile of `hostbench run`.
     pub profile: Option<&'a str>,
@@ -40,6 +42,10 @@ pub struct RunInfo {
     pub started_at: String,
     pub saved_at: String,
     pub command: String,
+    /// The words as typed, the program's file name first; empty for runs saved by a
+    /// hostbench that did not record them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command_line: Vec<String>,
     pub labels: Labels,
     pub profile: Option<String>,
     /// Some measurement was cut short (Ctrl-C): figures cover what ran.
@@ -55,6 +61,34 @@ pub struct RunInfo {
     pub headline: Option<crate::model::Metric>,
     /// The machine, without the per-run state (load, steal) that each outcome keeps.
     pub host: HostInfo,
+}
+
+impl RunInfo {
+    /// The command as typed (`sysbench cpu --cpu-max-prime=20000 run`), words with
+    /// spaces or quotes quoted; for runs saved without their line,
+    /// `hostbench COMMAND [--profile P]`.
+    pub fn command_text(&self) -> String {
+        if self.command_line.is_empty() {
+            let profile = self
+                .profile
+                .as_deref()
+                .map(|p| format!(" --profile {p}"))
+                .unwrap_or_default();
+            return format!("hostbench {}{profile}", self.command);
+        }
+        let quote = |w: &String| {
+            if !w.is_empty() && !w.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c)) {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        };
+        self.command_line
+            .iter()
+            .map(quote)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
 }
 
 /// A run with everything it measured.
@@ -89,6 +123,11 @@ pub struct RunFilter {
 pub trait Store {
     /// Where the store lives, for messages (a path or a URL without password).
     fn location(&self) -> String;
+    /// Notes about the store found while opening it (a journal mode it could not
+    /// switch to), for the command to print where its output allows.
+    fn take_notes(&mut self) -> Vec<String> {
+        Vec::new()
+    }
     /// Saves one run in one transaction and returns its id.
     fn save(&mut self, run: &NewRun) -> Result<i64, StoreError>;
     /// Runs matching `filter`, oldest first.

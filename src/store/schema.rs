@@ -170,4 +170,12 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX soak_slices_by_run ON soak_slices(run_id);
     ",
+    // 4: one result model under every front end. A run keeps its exact command line
+    // (a JSON array of words: `["sysbench","cpu","--cpu-max-prime=20000","run"]`;
+    // NULL for runs saved before), an outcome the settings that identify what it
+    // measured (`Outcome::params`, a JSON object; '{}' for outcomes saved before).
+    "
+    ALTER TABLE runs ADD COLUMN command_line TEXT;
+    ALTER TABLE outcomes ADD COLUMN params TEXT NOT NULL DEFAULT '{}';
+    ",
 ];

@@ -29,6 +29,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
+    /// What the user may want to know about the file (not in WAL mode), for the
+    /// command to print or not: a personality's output must stay the peer's.
+    notes: Vec<String>,
 }
 
 impl SqliteStore {
@@ -45,6 +48,7 @@ impl SqliteStore {
         let mut store = SqliteStore {
             conn,
             path: path.to_path_buf(),
+            notes: Vec::new(),
         };
         store
             .conn
@@ -70,10 +74,9 @@ impl SqliteStore {
         if !mode.eq_ignore_ascii_case("wal") {
             // A read-only directory or a file system without shared memory: still
             // usable, only without concurrent readers during a write.
-            eprintln!(
-                "hostbench: note: {} stays in {mode} journal mode",
-                path.display()
-            );
+            store
+                .notes
+                .push(format!("{} stays in {mode} journal mode", path.display()));
         }
         Ok(store)
     }
@@ -168,9 +171,10 @@ impl SqliteStore {
         tx.execute(
             "INSERT INTO outcomes (run_id, seq, workload, test, spec, started_at, elapsed_s,
                 interrupted, schema_version, tool, tool_version, cpu_user_s, cpu_system_s,
-                cpu_utilisation, notes, threads, host_id, load_1, load_5, load_15, steal_s)
+                cpu_utilisation, notes, threads, host_id, load_1, load_5, load_15, steal_s,
+                params)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                ?17, ?18, ?19, ?20, ?21)",
+                ?17, ?18, ?19, ?20, ?21, ?22)",
             params![
                 run_id,
                 seq as i64,
@@ -193,6 +197,7 @@ impl SqliteStore {
                 o.host.load_average[1],
                 o.host.load_average[2],
                 o.host.steal_s,
+                to_json(&o.params),
             ],
         )?;
         let outcome_id = tx.last_insert_rowid();
@@ -288,7 +293,8 @@ impl SqliteStore {
             .map_or(crate::model::SCHEMA_VERSION, |o| o.schema_version);
         tx.execute(
             "INSERT INTO runs (started_at, saved_at, command, host_id, profile, interrupted,
-                schema_version, tool_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                schema_version, tool_version, command_line)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
                 started_at,
                 now,
@@ -298,6 +304,7 @@ impl SqliteStore {
                 run.outcomes.iter().any(|o| o.interrupted),
                 schema_version,
                 env!("CARGO_PKG_VERSION"),
+                (!run.command_line.is_empty()).then(|| to_json(run.command_line)),
             ],
         )?;
         let run_id = tx.last_insert_rowid();
@@ -325,6 +332,12 @@ impl SqliteStore {
             started_at: row.get("started_at")?,
             saved_at: row.get("saved_at")?,
             command: row.get("command")?,
+            command_line: match row.get::<_, Option<String>>("command_line")? {
+                // A command line that no longer parses is shown as none, not an error:
+                // it is context, not a measurement.
+                Some(text) => serde_json::from_str(&text).unwrap_or_default(),
+                None => Vec::new(),
+            },
             labels: BTreeMap::new(),
             profile: row.get("profile")?,
             interrupted: row.get("interrupted")?,
@@ -415,12 +428,14 @@ impl SqliteStore {
             let spec = text("spec")?;
             let notes = text("notes")?;
             let threads = text("threads")?;
+            let params = text("params")?;
             outcomes.push(Outcome {
                 schema_version: row.get("schema_version").map_err(read)?,
                 tool: text("tool")?,
                 tool_version: text("tool_version")?,
                 workload: text("workload")?,
                 spec: self.parse_json(&spec, "spec")?,
+                params: self.parse_json(&params, "params")?,
                 started_at: text("started_at")?,
                 elapsed_s: real(row, "elapsed_s").map_err(read)?,
                 interrupted: row.get("interrupted").map_err(read)?,
@@ -579,6 +594,10 @@ impl SqliteStore {
 }
 
 impl Store for SqliteStore {
+    fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
+    }
+
     fn location(&self) -> String {
         self.path.display().to_string()
     }
@@ -941,6 +960,7 @@ mod tests {
         let id = store
             .save(&NewRun {
                 command: "cpu",
+                command_line: &[],
                 labels: &labels,
                 profile: None,
                 outcomes: std::slice::from_ref(&o),
@@ -961,11 +981,35 @@ mod tests {
         store
             .save(&NewRun {
                 command: "cpu",
+                command_line: &[],
                 labels: &BTreeMap::new(),
                 profile: None,
                 outcomes: std::slice::from_ref(o),
             })
             .unwrap()
+    }
+
+    /// Turns a database back into what release `to` left (its runs saved by this
+    /// build lose what later schemas added): the undo of each migration after `to`.
+    pub(crate) fn rewind(path: &Path, to: u32) {
+        const UNDO: [&str; 4] = [
+            "",
+            "DROP INDEX runs_by_time; DROP INDEX runs_by_host; DROP INDEX labels_by_pair;
+             DROP INDEX outcomes_by_workload; DROP INDEX hosts_by_name;",
+            "DROP TABLE soak_slices; DROP TABLE soaks;",
+            "ALTER TABLE runs DROP COLUMN command_line; ALTER TABLE outcomes DROP COLUMN params;",
+        ];
+        assert_eq!(
+            UNDO.len(),
+            LATEST_VERSION as usize,
+            "an undo for every migration"
+        );
+        let c = Connection::open(path).unwrap();
+        for version in (to + 1..=LATEST_VERSION).rev() {
+            c.execute_batch(UNDO[version as usize - 1]).unwrap();
+            c.execute("DELETE FROM schema_version WHERE version = ?1", [version])
+                .unwrap();
+        }
     }
 
     fn versions(path: &Path) -> Vec<u32> {
@@ -1004,15 +1048,12 @@ mod tests {
     fn old_schema_migrates_forward_keeping_runs() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old.db");
-        let mut old = SqliteStore {
-            conn: Connection::open(&path).unwrap(),
-            path: path.clone(),
-        };
-        old.migrate(1).unwrap();
-        assert_eq!(versions(&path), vec![1]);
+        let mut old = SqliteStore::open(&path, true).unwrap();
         let o = outcome();
         let id = save_one(&mut old, &o);
         drop(old);
+        rewind(&path, 1);
+        assert_eq!(versions(&path), vec![1]);
 
         let store = SqliteStore::open(&path, false).unwrap();
         assert_eq!(versions(&path), (1..=LATEST_VERSION).collect::<Vec<_>>());
@@ -1117,6 +1158,7 @@ mod tests {
             store
                 .save(&NewRun {
                     command: &o.workload.clone(),
+                    command_line: &[],
                     labels,
                     profile: None,
                     outcomes: std::slice::from_ref(o),

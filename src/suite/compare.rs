@@ -7,11 +7,28 @@
 //!
 //! Totals (`events`, `bytes_transferred`: they grow with the run's length) and the
 //! targets a run was given (`target_ops_per_sec`) are not compared.
+//!
+//! Two outcomes are the same measurement when their workload and `params` agree
+//! (`max-prime` 20000, `rw` randread and `iodepth` 32), whichever front end ran them:
+//! a `sysbench cpu --cpu-max-prime=20000 run` and a `hostbench cpu --max-prime 20000`
+//! share their rows. Outcomes saved before params existed match by test name. A
+//! workload measured by several groups with different params is not a comparison:
+//! it is named with the parameter that differs, and when nothing else is left to
+//! compare, `compare` refuses.
 
-use crate::model::{Better, Metric, Outcome, Unit};
+use crate::model::{Better, Metric, Outcome, Params, Unit};
 use crate::store::{StoredRun, outcome_test};
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+/// A group's name in tables and notes: `A`, `B`, ... `Z`, then `G27`...
+pub fn letter(i: usize) -> String {
+    if i < 26 {
+        ((b'A' + i as u8) as char).to_string()
+    } else {
+        format!("G{}", i + 1)
+    }
+}
 
 /// Ratios closer to 1 than this are reported as the same.
 pub const SAME_WITHIN: f64 = 0.01;
@@ -44,7 +61,12 @@ pub struct GroupInfo {
 pub struct Key {
     pub area: String,
     pub workload: String,
-    /// The disk test or memory mode (`randread`, `latency`).
+    /// What identifies the measurement (`Outcome::params`).
+    #[serde(skip_serializing_if = "Params::is_empty")]
+    pub params: Params,
+    /// The disk test or memory mode (`randread`, `latency`), for outcomes saved
+    /// without params; otherwise None here (the name is `Row::test`), so a fio job
+    /// named `seed` and the native `randread` with the same params meet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub test: Option<String>,
     pub metric: String,
@@ -62,6 +84,10 @@ pub struct Key {
 pub struct Row {
     #[serde(flatten)]
     pub key: Key,
+    /// The test's name as the first run that measured it gave it (`randread`, a fio
+    /// job's name), with the params that tell it from a row of the same name.
+    #[serde(skip_serializing_if = "Option::is_none", rename = "test_label")]
+    pub test: Option<String>,
     pub unit: Unit,
     pub better: Better,
     /// One per group, in order; None where the group did not measure it.
@@ -240,10 +266,15 @@ fn comparable(m: &Metric) -> bool {
 
 /// The comparable metrics of one outcome under their keys.
 fn keyed(o: &Outcome) -> Vec<(Key, &Metric)> {
-    let test = outcome_test(o);
+    let test = if o.params.is_empty() {
+        outcome_test(o)
+    } else {
+        None
+    };
     let key = |m: &Metric, with_size: bool| Key {
         area: area(&o.workload).to_string(),
         workload: o.workload.clone(),
+        params: o.params.clone(),
         test: test.clone(),
         metric: m.name.clone(),
         variant: m.variant.clone(),
@@ -268,18 +299,32 @@ fn keyed(o: &Outcome) -> Vec<(Key, &Metric)> {
         .collect()
 }
 
-pub fn compare(groups: &[Group]) -> Comparison {
-    // key -> per group the values, plus the unit and direction of the first seen.
-    let mut table: BTreeMap<Key, (Unit, Better, Vec<Vec<f64>>)> = BTreeMap::new();
+/// Nothing the groups measured is the same measurement: the workloads they share ran
+/// with different parameters, named in the message.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("nothing to compare: {}; compare runs made with the same parameters", .0.join("; "))]
+pub struct NothingInCommon(pub Vec<String>);
+
+/// Per metric key: its unit, direction, the test name first seen, and per group the
+/// values.
+type Table = BTreeMap<Key, (Unit, Better, Option<String>, Vec<Vec<f64>>)>;
+
+pub fn compare(groups: &[Group]) -> Result<Comparison, NothingInCommon> {
+    let mut table: Table = BTreeMap::new();
     for (g, group) in groups.iter().enumerate() {
         for run in &group.runs {
             for o in &run.outcomes {
                 for (key, m) in keyed(o) {
-                    let entry = table
-                        .entry(key)
-                        .or_insert_with(|| (m.unit, m.better, vec![Vec::new(); groups.len()]));
+                    let entry = table.entry(key).or_insert_with(|| {
+                        (
+                            m.unit,
+                            m.better,
+                            outcome_test(o),
+                            vec![Vec::new(); groups.len()],
+                        )
+                    });
                     if m.value.is_finite() {
-                        entry.2[g].push(m.value);
+                        entry.3[g].push(m.value);
                     }
                 }
             }
@@ -287,7 +332,7 @@ pub fn compare(groups: &[Group]) -> Comparison {
     }
     let mut rows = Vec::new();
     let mut partial = 0;
-    for (key, (unit, better, values)) in table {
+    for (key, (unit, better, test, values)) in table {
         let stats: Vec<Option<Stat>> = values.iter().map(|v| Stat::of(v)).collect();
         let present = stats.iter().filter(|s| s.is_some()).count();
         if stats[0].is_none() || present < 2 {
@@ -306,6 +351,7 @@ pub fn compare(groups: &[Group]) -> Comparison {
             .collect();
         rows.push(Row {
             key,
+            test,
             unit,
             better,
             values: stats,
@@ -363,8 +409,13 @@ pub fn compare(groups: &[Group]) -> Comparison {
             }
         }
     }
-    notes.extend(setting_differences(groups));
-    Comparison {
+    let unmatched = unmatched_params(groups, &rows);
+    if rows.is_empty() && !unmatched.is_empty() {
+        return Err(NothingInCommon(unmatched));
+    }
+    notes.extend(unmatched.into_iter().map(|u| format!("not compared: {u}")));
+    name_tests(&mut rows);
+    Ok(Comparison {
         schema_version: crate::model::SCHEMA_VERSION,
         groups: groups
             .iter()
@@ -385,58 +436,118 @@ pub fn compare(groups: &[Group]) -> Comparison {
         rows,
         areas,
         notes,
-    }
+    })
 }
 
-/// Spec fields that differ between groups for the same test (other than where the
-/// files went or the random seed): the figures may differ for that reason alone.
-fn setting_differences(groups: &[Group]) -> Vec<String> {
-    const IGNORED: [&str; 3] = ["dir", "seed", "endpoint"];
-    // (workload, test) -> field -> distinct values seen, in order.
-    let mut seen: BTreeMap<(String, Option<String>), BTreeMap<String, Vec<String>>> =
-        BTreeMap::new();
-    for group in groups {
+/// Workloads (and tests) measured by the reference and another group that gave no
+/// row, because their params differ: "cpu: max-prime 20000 in A (vm=a), 10000 in B
+/// (vm=b)". Only the params that differ are named.
+fn unmatched_params(groups: &[Group], rows: &[Row]) -> Vec<String> {
+    // (workload, test) -> per group the distinct params seen, in order.
+    let mut seen: BTreeMap<(String, Option<String>), Vec<Vec<Params>>> = BTreeMap::new();
+    for (g, group) in groups.iter().enumerate() {
         for run in &group.runs {
-            for o in &run.outcomes {
-                let Some(spec) = o.spec.as_object() else {
-                    continue;
-                };
-                let fields = seen
-                    .entry((o.workload.clone(), outcome_test(o)))
-                    .or_default();
-                for (k, v) in spec {
-                    if IGNORED.contains(&k.as_str()) {
-                        continue;
-                    }
-                    let text = v.to_string();
-                    let values = fields.entry(k.clone()).or_default();
-                    if !values.contains(&text) {
-                        values.push(text);
-                    }
+            for o in run.outcomes.iter().filter(|o| !o.params.is_empty()) {
+                // Params name the test where there are some; group by workload alone
+                // so a fio job and a native test of the same workload meet here.
+                let per_group = seen
+                    .entry((o.workload.clone(), None))
+                    .or_insert_with(|| vec![Vec::new(); groups.len()]);
+                if !per_group[g].contains(&o.params) {
+                    per_group[g].push(o.params.clone());
                 }
             }
         }
     }
-    let mut notes = Vec::new();
-    for ((workload, test), fields) in seen {
-        let differing: Vec<String> = fields
-            .iter()
-            .filter(|(_, v)| v.len() > 1)
-            .take(4)
-            .map(|(k, v)| format!("{k} {}", v.join(" vs ")))
-            .collect();
-        if !differing.is_empty() {
-            let what = match test {
-                Some(t) => format!("{workload} ({t})"),
-                None => workload,
-            };
-            notes.push(format!(
-                "{what} ran with different settings: {}",
-                differing.join("; ")
-            ));
+    let mut out = Vec::new();
+    for ((workload, _), per_group) in seen {
+        let matched = |p: &Params| {
+            rows.iter()
+                .any(|r| r.key.workload == workload && r.key.params == *p)
+        };
+        let reference = &per_group[0];
+        for (g, params) in per_group.iter().enumerate().skip(1) {
+            if reference.is_empty() || params.is_empty() {
+                continue;
+            }
+            let lonely_a: Vec<&Params> = reference.iter().filter(|p| !matched(p)).collect();
+            let lonely_b: Vec<&Params> = params.iter().filter(|p| !matched(p)).collect();
+            if lonely_a.is_empty() || lonely_b.is_empty() {
+                continue;
+            }
+            // The pair of param sets that differ in the fewest settings names it best.
+            let (a, b) = lonely_a
+                .iter()
+                .flat_map(|a| lonely_b.iter().map(move |b| (*a, *b)))
+                .min_by_key(|(a, b)| differing(a, b).len())
+                .expect("both sides are non-empty");
+            let what: Vec<String> = differing(a, b)
+                .into_iter()
+                .take(4)
+                .map(|k| {
+                    let v = |p: &Params| p.get(&k).cloned().unwrap_or_else(|| "unset".into());
+                    format!(
+                        "{k} {} in A ({}), {} in {} ({})",
+                        v(a),
+                        groups[0].name,
+                        v(b),
+                        letter(g),
+                        groups[g].name
+                    )
+                })
+                .collect();
+            out.push(format!("{workload} ran with {}", what.join(", ")));
         }
     }
-    notes
+    out
+}
+
+/// The setting names whose values differ between two param sets.
+fn differing(a: &Params, b: &Params) -> Vec<String> {
+    let mut keys: Vec<String> = a.keys().chain(b.keys()).cloned().collect();
+    keys.sort();
+    keys.dedup();
+    keys.retain(|k| a.get(k) != b.get(k));
+    keys
+}
+
+/// Each row's test name: the one its first run gave, else the workload's own; where
+/// two rows of one workload would read the same, the params that tell them apart
+/// are added (`randread (iodepth 1)`).
+fn name_tests(rows: &mut [Row]) {
+    let label = |r: &Row| r.test.clone().unwrap_or_default();
+    let shown: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let twins: Vec<&Row> = rows
+                .iter()
+                .filter(|o| {
+                    o.key.workload == r.key.workload
+                        && o.key.params != r.key.params
+                        && label(o) == label(r)
+                        && o.key.metric == r.key.metric
+                })
+                .collect();
+            let mut keys: Vec<String> = twins
+                .iter()
+                .flat_map(|t| differing(&t.key.params, &r.key.params))
+                .collect();
+            keys.sort();
+            keys.dedup();
+            let extra: Vec<String> = keys
+                .iter()
+                .filter_map(|k| r.key.params.get(k).map(|v| format!("{k} {v}")))
+                .collect();
+            match (label(r).is_empty(), extra.is_empty()) {
+                (_, true) => label(r),
+                (true, false) => extra.join(", "),
+                (false, false) => format!("{} ({})", label(r), extra.join(", ")),
+            }
+        })
+        .collect();
+    for (row, text) in rows.iter_mut().zip(shown) {
+        row.test = (!text.is_empty()).then_some(text);
+    }
 }
 
 #[cfg(test)]
@@ -449,6 +560,7 @@ mod tests {
         StoredRun {
             info: RunInfo {
                 id,
+                command_line: Vec::new(),
                 started_at: String::new(),
                 saved_at: String::new(),
                 command: "test".into(),
@@ -485,6 +597,16 @@ mod tests {
         }
     }
 
+    fn cmp(groups: &[Group]) -> Comparison {
+        compare(groups).expect("comparable")
+    }
+
+    fn with_prime(eps: f64, prime: u64) -> Outcome {
+        let mut o = cpu(eps, 1e6);
+        o.param("max-prime", prime);
+        o
+    }
+
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-9 * b.abs().max(1.0)
     }
@@ -492,7 +614,7 @@ mod tests {
     #[test]
     fn seed_003_ratios() {
         // The guide's VM: 354.62 events/s, p95 2.81 ms; the desktop: 772.42, 1.32 ms.
-        let c = compare(&[
+        let c = cmp(&[
             group("vm", vec![run(1, vec![cpu(354.62, 2.81e6)])]),
             group("desktop", vec![run(2, vec![cpu(772.42, 1.32e6)])]),
         ]);
@@ -540,7 +662,7 @@ mod tests {
             "b",
             vec![run(4, vec![cpu(200.0, 2e6)]), run(5, vec![cpu(220.0, 2e6)])],
         );
-        let c = compare(&[a, b]);
+        let c = cmp(&[a, b]);
         let eps = c
             .rows
             .iter()
@@ -584,7 +706,7 @@ mod tests {
             vec![run(1, vec![cpu(100.0, 1e6)]), run(2, vec![cpu(120.0, 1e6)])],
         );
         let b = group("b", vec![run(3, vec![cpu(105.0, 1.005e6)])]);
-        let c = compare(&[a, b]);
+        let c = cmp(&[a, b]);
         let eps = c
             .rows
             .iter()
@@ -603,7 +725,7 @@ mod tests {
     fn unmatched_metrics_are_counted_not_shown() {
         let mut other = cpu(100.0, 1e6);
         other.metrics[0].threads = Some(4);
-        let c = compare(&[
+        let c = cmp(&[
             group("a", vec![run(1, vec![cpu(100.0, 1e6)])]),
             group("b", vec![run(2, vec![other])]),
         ]);
@@ -617,19 +739,88 @@ mod tests {
     }
 
     #[test]
-    fn different_settings_are_noted() {
-        let mut b = cpu(100.0, 1e6);
-        b.spec = serde_json::json!({"max_prime": 10000});
-        let c = compare(&[
-            group("a", vec![run(1, vec![cpu(100.0, 1e6)])]),
-            group("b", vec![run(2, vec![b])]),
-        ]);
+    fn different_params_are_refused_naming_the_parameter() {
+        let e = compare(&[
+            group("label:vm=a", vec![run(1, vec![with_prime(100.0, 20000)])]),
+            group("label:vm=b", vec![run(2, vec![with_prime(100.0, 10000)])]),
+        ])
+        .unwrap_err()
+        .to_string();
         assert!(
-            c.notes
+            e.contains("max-prime 20000 in A (label:vm=a), 10000 in B (label:vm=b)"),
+            "{e}"
+        );
+        assert!(e.starts_with("nothing to compare"), "{e}");
+    }
+
+    #[test]
+    fn same_params_meet_whatever_the_test_name() {
+        // A fio job named `seed` and the native test `randread`: same params, one row.
+        let disk = |name: &str, iops: f64| {
+            let mut o = Outcome::new(
+                "disk",
+                serde_json::json!({"name": name}),
+                HostInfo::default(),
+            );
+            o.param("rw", "randread");
+            o.param("iodepth", 32);
+            o.push(Metric::new("read_iops", iops, Unit::OpsPerSec));
+            o
+        };
+        let c = cmp(&[
+            group("a", vec![run(1, vec![disk("seed", 1000.0)])]),
+            group("b", vec![run(2, vec![disk("randread", 2000.0)])]),
+        ]);
+        assert_eq!(c.rows.len(), 1);
+        assert_eq!(c.rows[0].test.as_deref(), Some("seed"));
+        assert!(close(c.rows[0].ratios[1].as_ref().unwrap().ratio, 2.0));
+    }
+
+    #[test]
+    fn a_partly_matching_comparison_notes_what_it_left_out() {
+        let c = cmp(&[
+            group(
+                "a",
+                vec![run(
+                    1,
+                    vec![with_prime(100.0, 20000), with_prime(50.0, 10000)],
+                )],
+            ),
+            group("b", vec![run(2, vec![with_prime(200.0, 20000)])]),
+        ]);
+        assert_eq!(
+            c.rows
                 .iter()
-                .any(|n| n.contains("max_prime 20000 vs 10000")),
+                .filter(|r| r.key.metric == "events_per_sec")
+                .count(),
+            1
+        );
+        assert!(
+            c.notes.iter().all(|n| !n.starts_with("not compared")),
             "{:?}",
             c.notes
+        );
+        let c = cmp(&[
+            group("a", vec![run(1, vec![with_prime(100.0, 20000)])]),
+            group(
+                "b",
+                vec![
+                    run(2, vec![with_prime(200.0, 20000)]),
+                    run(3, vec![with_prime(9.0, 5000)]),
+                ],
+            ),
+        ]);
+        assert_eq!(
+            c.rows
+                .iter()
+                .filter(|r| r.key.metric == "events_per_sec")
+                .count(),
+            1
+        );
+        assert_eq!(
+            c.rows[0].values[1].as_ref().unwrap().n,
+            1,
+            "5000 is another row"
         );
     }
 }

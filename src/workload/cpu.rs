@@ -10,7 +10,7 @@
 use super::{SpecError, check_threads, record_run};
 use crate::host::HostInfo;
 use crate::measure::runner::{self, EventWorker, Observer, RunOptions};
-use crate::model::{Latency, Metric, Outcome, STANDARD_PERCENTILES, Unit};
+use crate::model::{Latency, Metric, Outcome, Params, STANDARD_PERCENTILES, Unit};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -25,6 +25,12 @@ pub struct CpuSpec {
 }
 
 impl CpuSpec {
+    /// What identifies the measurement (`Outcome::params`): the event's size. Threads
+    /// are on each metric; time only bounds the run.
+    pub fn params(&self) -> Params {
+        Params::from([("max-prime".into(), self.max_prime.to_string())])
+    }
+
     pub fn validate(&self) -> Result<(), SpecError> {
         if self.max_prime < 3 {
             return Err(SpecError::new(
@@ -125,6 +131,7 @@ pub fn run(spec: &CpuSpec, observer: &dyn Observer) -> Result<Outcome, SpecError
     spec.validate()?;
     let host = HostInfo::detect();
     let mut outcome = Outcome::new("cpu", serde_json::to_value(spec).unwrap_or_default(), host);
+    outcome.params = spec.params();
     let mut percentiles = STANDARD_PERCENTILES.to_vec();
     for p in &spec.percentiles {
         if !percentiles.contains(p) {

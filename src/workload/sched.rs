@@ -140,13 +140,10 @@ pub fn run_threads(spec: &ThreadsSpec, observer: &dyn Observer) -> Result<Outcom
         .collect();
     let result = runner::run(&spec.run, workers, observer);
     let json = serde_json::to_value(spec).unwrap_or_default();
-    Ok(finish(
-        "threads",
-        json,
-        &result,
-        &spec.percentiles,
-        spec.threads,
-    ))
+    let mut outcome = finish("threads", json, &result, &spec.percentiles, spec.threads);
+    outcome.param("thread-yields", spec.yields);
+    outcome.param("thread-locks", spec.locks);
+    Ok(outcome)
 }
 
 pub fn run_mutex(spec: &MutexSpec, observer: &dyn Observer) -> Result<Outcome, SpecError> {
@@ -170,13 +167,11 @@ pub fn run_mutex(spec: &MutexSpec, observer: &dyn Observer) -> Result<Outcome, S
         .collect();
     let result = runner::run(&spec.run, workers, observer);
     let json = serde_json::to_value(spec).unwrap_or_default();
-    Ok(finish(
-        "mutex",
-        json,
-        &result,
-        &spec.percentiles,
-        spec.threads,
-    ))
+    let mut outcome = finish("mutex", json, &result, &spec.percentiles, spec.threads);
+    outcome.param("mutex-num", spec.mutexes);
+    outcome.param("mutex-locks", spec.locks);
+    outcome.param("mutex-loops", spec.loops);
+    Ok(outcome)
 }
 
 #[cfg(test)]

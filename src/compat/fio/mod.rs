@@ -103,7 +103,7 @@ Job options (--name=JOB starts a job; options before it apply to all jobs):
 Any other option is refused by name. See docs/compat-fio.md.
 ";
 
-pub fn main(args: &[String]) -> ExitCode {
+pub fn main(args: &[String], _record: &mut crate::compat::Record) -> ExitCode {
     let inv = match parse_args(args) {
         Ok(Some(inv)) => inv,
         Ok(None) => return ExitCode::SUCCESS,

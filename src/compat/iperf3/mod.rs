@@ -427,7 +427,7 @@ pub(in crate::compat) fn parse(args: &[String]) -> Result<Parsed, String> {
     Ok(Parsed::Run(Box::new(o)))
 }
 
-pub fn main(args: &[String]) -> ExitCode {
+pub fn main(args: &[String], _record: &mut crate::compat::Record) -> ExitCode {
     let o = match parse(args) {
         Ok(Parsed::Run(o)) => o,
         Ok(Parsed::Help) => {

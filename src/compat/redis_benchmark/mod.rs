@@ -24,7 +24,7 @@ use std::time::Duration;
 
 pub const VERSION: &str = "7.2.6";
 
-pub fn main(args: &[String]) -> ExitCode {
+pub fn main(args: &[String], _record: &mut crate::compat::Record) -> ExitCode {
     let (parsed, warnings) = match options::parse(args) {
         Ok(p) => p,
         Err(e) => {

@@ -150,6 +150,7 @@ pub(super) fn command(
     line: &CommandLine,
     general: &General,
     log: &Log,
+    record: &mut crate::compat::Record,
 ) -> Result<ExitCode, Fail> {
     let s = spec(line, general)?;
     match cmd {
@@ -159,7 +160,11 @@ pub(super) fn command(
             fileio::cleanup(&s).map_err(|e| Fail::Stdout(format!("FATAL: {e}\n")))?;
             Ok(ExitCode::SUCCESS)
         }
-        _ => run(&s, general, log),
+        _ => {
+            let (code, outcome) = run(&s, general, log)?;
+            record.keep(outcome);
+            Ok(code)
+        }
     }
 }
 
@@ -191,7 +196,11 @@ fn prepare(s: &FileioSpec, log: &Log) -> Result<ExitCode, Fail> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run(s: &FileioSpec, general: &General, log: &Log) -> Result<ExitCode, Fail> {
+fn run(
+    s: &FileioSpec,
+    general: &General,
+    log: &Log,
+) -> Result<(ExitCode, crate::model::Outcome), Fail> {
     let Some(mode) = s.mode else {
         return Err(Fail::Stdout(format!(
             "FATAL: Missing required argument: --file-test-mode\n\n{}",
@@ -265,7 +274,7 @@ fn run(s: &FileioSpec, general: &General, log: &Log) -> Result<ExitCode, Fail> {
         rate("read_bytes_per_sec") / 1048576.0,
         rate("write_bytes_per_sec") / 1048576.0
     ));
-    Ok(closing(&outcome, general, log))
+    Ok((closing(&outcome, general, log), outcome))
 }
 
 #[cfg(test)]

@@ -55,8 +55,8 @@ impl Log {
     }
 }
 
-pub fn main(args: &[String]) -> ExitCode {
-    match run(args) {
+pub fn main(args: &[String], record: &mut crate::compat::Record) -> ExitCode {
+    match run(args, record) {
         Ok(code) => code,
         Err(Fail::Stdout(msg)) => {
             print!("{msg}");
@@ -111,7 +111,7 @@ fn invalid_option(line: &CommandLine, name: &str) -> Fail {
     Fail::Stderr(format!("invalid option: {raw}\n"))
 }
 
-fn run(args: &[String]) -> Result<ExitCode, Fail> {
+fn run(args: &[String], record: &mut crate::compat::Record) -> Result<ExitCode, Fail> {
     let line = CommandLine::parse(args);
     let via_test_option = line.text("test").map(str::to_string);
     if via_test_option.is_some() {
@@ -134,7 +134,12 @@ fn run(args: &[String]) -> Result<ExitCode, Fail> {
         println!("sysbench {}", report::VERSION);
         return Ok(ExitCode::SUCCESS);
     }
-    let general = general_options(&line)?;
+    let mut general = general_options(&line)?;
+    if let Some(slice) = record.slice {
+        // A soak slice: the slice's length replaces --time (whole seconds, as
+        // sysbench counts them).
+        general.time = slice.as_secs_f64().round().max(1.0) as i64;
+    }
     let log = Log {
         verbosity: general.verbosity,
     };
@@ -177,7 +182,7 @@ fn run(args: &[String]) -> Result<ExitCode, Fail> {
         }
         Some(cmd @ ("prepare" | "cleanup" | "run")) if test == "fileio" => {
             refuse_unsupported(&line)?;
-            return fileio::command(cmd, &line, &general, &log);
+            return fileio::command(cmd, &line, &general, &log, record);
         }
         Some(cmd @ ("prepare" | "cleanup" | "prewarm")) => {
             return Err(Fail::Stderr(format!(
@@ -188,7 +193,9 @@ fn run(args: &[String]) -> Result<ExitCode, Fail> {
         Some(other) => return Err(Fail::Stderr(format!("Unknown command: {other}\n"))),
     }
     refuse_unsupported(&line)?;
-    run_test(&test, &line, &general, &log)
+    let (code, outcome) = run_test(&test, &line, &general, &log)?;
+    record.keep(outcome);
+    Ok(code)
 }
 
 fn general_options(line: &CommandLine) -> Result<General, Fail> {
@@ -415,12 +422,14 @@ fn spec_error(e: SpecError) -> Fail {
     Fail::Stdout(format!("FATAL: {e}\n"))
 }
 
+/// Runs a test and prints sysbench's report; returns the exit code and the outcome
+/// to keep.
 fn run_test(
     test: &str,
     line: &CommandLine,
     general: &General,
     log: &Log,
-) -> Result<ExitCode, Fail> {
+) -> Result<(ExitCode, Outcome), Fail> {
     let percentiles = if general.percentile > 0 {
         vec![general.percentile as f64]
     } else {
@@ -453,7 +462,7 @@ fn run_test(
             let outcome = cpu::run(&spec, &p).map_err(spec_error)?;
             finished(&outcome, general, log, false);
             log.notice(&report::cpu_speed(&outcome));
-            Ok(closing(&outcome, general, log))
+            Ok((closing(&outcome, general, log), outcome))
         }
         "memory" => {
             let raw_block = line.text("memory-block-size").unwrap_or("1K");
@@ -537,7 +546,7 @@ fn run_test(
                 block_size,
                 spec.oper == Oper::None,
             ));
-            Ok(closing(&outcome, general, log))
+            Ok((closing(&outcome, general, log), outcome))
         }
         "threads" => {
             let yields = int_option(line, "thread-yields", 1000)?;
@@ -567,7 +576,7 @@ fn run_test(
             let p = printer(None);
             let outcome = sched::run_threads(&spec, &p).map_err(spec_error)?;
             finished(&outcome, general, log, false);
-            Ok(closing(&outcome, general, log))
+            Ok((closing(&outcome, general, log), outcome))
         }
         "mutex" => {
             let num = int_option(line, "mutex-num", 4096)?;
@@ -599,7 +608,7 @@ fn run_test(
             let outcome = sched::run_mutex(&spec, &p).map_err(spec_error)?;
             // Every thread runs its one event to the end: no limit message.
             finished(&outcome, general, log, true);
-            Ok(closing(&outcome, general, log))
+            Ok((closing(&outcome, general, log), outcome))
         }
         _ => unreachable!("test names come from options::TESTS"),
     }

@@ -83,7 +83,7 @@ pub(in crate::compat) fn parse(words: &[String]) -> Result<Args, String> {
     Ok(args)
 }
 
-pub fn main(words: &[String]) -> ExitCode {
+pub fn main(words: &[String], _record: &mut crate::compat::Record) -> ExitCode {
     if words.iter().any(|w| w == "-h" || w == "--help") {
         print!("{}", usage());
         return ExitCode::SUCCESS;

@@ -203,7 +203,6 @@ mod tests {
     use crate::store::LATEST_VERSION;
     use crate::store::soak::{Figure, Slice, SliceStatus, SoakPlan, SoakState};
     use crate::store::{Labels, NewRun, Store};
-    use rusqlite::Connection;
 
     fn outcome(eps: f64) -> Outcome {
         let mut o = Outcome::new(
@@ -232,21 +231,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v2.db");
         // A database as the previous release (schema 2) left it, with a run in it.
-        let mut old = SqliteStore {
-            conn: Connection::open(&path).unwrap(),
-            path: path.clone(),
-        };
-        old.migrate(2).unwrap();
+        let mut old = SqliteStore::open(&path, true).unwrap();
         let before = outcome(1234.5);
         let run_id = old
             .save(&NewRun {
                 command: "cpu",
+                command_line: &[],
                 labels: &Labels::new(),
                 profile: None,
                 outcomes: std::slice::from_ref(&before),
             })
             .unwrap();
         drop(old);
+        crate::store::sqlite::tests::rewind(&path, 2);
 
         let mut store = SqliteStore::open(&path, false).unwrap();
         let version: u32 = store
@@ -284,6 +281,7 @@ mod tests {
                 &slice,
                 Some(&NewRun {
                     command: "cpu",
+                    command_line: &[],
                     labels: &labels,
                     profile: None,
                     outcomes: std::slice::from_ref(&o),

@@ -434,8 +434,12 @@ pub fn drive(
                 let mut labels = plan.labels.clone();
                 labels.insert("soak".into(), soak.id.to_string());
                 labels.insert("slice".into(), (seq + 1).to_string());
+                let command_line: Vec<String> = std::iter::once("hostbench".to_string())
+                    .chain(plan.workload.iter().cloned())
+                    .collect();
                 let run = NewRun {
                     command: &plan.workload[0],
+                    command_line: &command_line,
                     labels: &labels,
                     profile: None,
                     outcomes: &outcomes,

@@ -141,6 +141,53 @@ pub struct FileioSpec {
 }
 
 impl FileioSpec {
+    /// What identifies the measurement (`Outcome::params`), in sysbench's words:
+    /// the total size decides how much of the files a page cache holds, so it is
+    /// among them; where the files are is not.
+    pub fn params(&self) -> crate::model::Params {
+        let mut p = crate::model::Params::new();
+        let mode = self
+            .mode
+            .map_or("none".to_string(), |m| format!("{m:?}").to_lowercase());
+        p.insert("file-test-mode".into(), mode);
+        p.insert("file-block-size".into(), self.block_size.to_string());
+        p.insert("file-num".into(), self.file_num.to_string());
+        p.insert("file-total-size".into(), self.total_size.to_string());
+        p.insert(
+            "file-io-mode".into(),
+            format!("{:?}", self.io_mode).to_lowercase(),
+        );
+        let ExtraFlags {
+            sync,
+            dsync,
+            direct,
+        } = self.extra_flags;
+        let flags: Vec<&str> = [(sync, "sync"), (dsync, "dsync"), (direct, "direct")]
+            .iter()
+            .filter(|f| f.0)
+            .map(|f| f.1)
+            .collect();
+        p.insert("file-extra-flags".into(), flags.join(","));
+        p.insert("file-fsync-freq".into(), self.fsync_freq.to_string());
+        p.insert("file-fsync-all".into(), self.fsync_all.to_string());
+        p.insert("file-fsync-end".into(), self.fsync_end.to_string());
+        p.insert(
+            "file-fsync-mode".into(),
+            if self.fdatasync { "fdatasync" } else { "fsync" }.into(),
+        );
+        p.insert(
+            "file-merged-requests".into(),
+            self.merged_requests.to_string(),
+        );
+        if self.mode == Some(FileMode::RndRw) {
+            p.insert("file-rw-ratio".into(), self.rw_ratio.to_string());
+        }
+        if self.io_mode == IoMode::Async {
+            p.insert("file-async-backlog".into(), self.async_backlog.to_string());
+        }
+        p
+    }
+
     pub fn file_size(&self) -> u64 {
         self.total_size / self.file_num.max(1) as u64
     }
@@ -550,6 +597,7 @@ impl FileTest {
             serde_json::to_value(s).unwrap_or_default(),
             HostInfo::detect(),
         );
+        o.params = s.params();
         record_run(&mut o, &result, |i| {
             BTreeMap::from([("events_per_sec".into(), i.events_per_sec())])
         });

@@ -142,6 +142,8 @@ pub fn run(spec: &BandwidthSpec, observer: &dyn Observer) -> Result<Outcome, Spe
     let elapsed = start.elapsed();
 
     let mut outcome = Outcome::new("memory", super::spec_json(spec, "bandwidth"), host);
+    // Arrays are sized from the cache (4x LLC) and each metric names its working set.
+    outcome.param("mode", "bandwidth");
     outcome.elapsed_s = elapsed.as_secs_f64();
     let cpu = CpuTime::now().since(&cpu_before);
     outcome.cpu_time = CpuUse {

@@ -58,6 +58,22 @@ pub struct BlockSpec {
 }
 
 impl BlockSpec {
+    /// What identifies the measurement (`Outcome::params`), in sysbench's words.
+    pub fn params(&self) -> crate::model::Params {
+        let lower = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
+        crate::model::Params::from([
+            ("mode".into(), "block".into()),
+            ("block-size".into(), format_bytes(self.block_size)),
+            ("oper".into(), lower(&self.oper)),
+            ("access".into(), lower(&self.access)),
+            ("scope".into(), lower(&self.scope)),
+            (
+                "hugetlb".into(),
+                if self.hugetlb { "on" } else { "off" }.into(),
+            ),
+        ])
+    }
+
     pub fn validate(&self) -> Result<(), SpecError> {
         check_threads(self.threads)?;
         if self.block_size < 8 || !self.block_size.is_power_of_two() {
@@ -354,6 +370,7 @@ pub fn run(spec: &BlockSpec, observer: &dyn Observer) -> Result<Outcome, SpecErr
 
     let result = runner::run(&spec.run, workers, observer);
     let mut outcome = Outcome::new("memory", super::spec_json(spec, "block"), host);
+    outcome.params = spec.params();
     let mut percentiles = STANDARD_PERCENTILES.to_vec();
     percentiles.extend(
         spec.percentiles

@@ -168,6 +168,8 @@ pub fn run(spec: &LatencySpec, observer: &dyn Observer) -> Result<Outcome, SpecE
         None => Xoroshiro128Plus::from_entropy(0),
     };
     let mut outcome = Outcome::new("memory", super::spec_json(spec, "latency"), host);
+    // Each metric names its working set; the sizes list only picks which are shown.
+    outcome.param("mode", "latency");
     let start = Instant::now();
     let cpu_before = CpuTime::now();
     let mut huge_pages = true;

@@ -43,6 +43,7 @@ fn save(db: &Path, labels: &[(&str, &str)], outcomes: &[Outcome]) -> i64 {
         .collect();
     s.save(&NewRun {
         command: "test",
+        command_line: &[],
         labels: &labels,
         profile: None,
         outcomes,

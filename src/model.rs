@@ -4,8 +4,8 @@
 
 use crate::host::HostInfo;
 use crate::measure::histogram::{Histogram, Layout};
-use crate::measure::runner::{RunResult, ThreadTotals};
 use crate::measure::stats;
+use crate::workload::runner::{RunResult, ThreadTotals};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

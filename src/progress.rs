@@ -2,7 +2,7 @@
 //! stderr is piped or redirected, so output files and pipes stay clean. The bar
 //! appears after a second, so short runs do not flash one.
 
-use crate::measure::runner::Observer;
+use crate::workload::runner::Observer;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -65,7 +65,14 @@ impl Progress {
 }
 
 impl Observer for Progress {
-    fn tick(&self, elapsed: Duration, units: u64) {
+    fn progress(&self, p: &crate::workload::observe::Progress) {
+        self.tick(p.elapsed, p.done);
+    }
+}
+
+impl Progress {
+    /// Moves the bar: to `elapsed` for a timed run, to `units` for a counted one.
+    pub fn tick(&self, elapsed: Duration, units: u64) {
         if let Some(bar) = &self.bar {
             if !self.shown.load(Ordering::Relaxed) && self.created.elapsed() >= SHOW_AFTER {
                 bar.set_draw_target(ProgressDrawTarget::stderr());

@@ -1,10 +1,10 @@
 use super::save::SaveArgs;
 use super::{CliError, LoopArgs, finished, parse_thread_count};
 use crate::measure::histogram::Layout;
-use crate::measure::runner::RunOptions;
 use crate::progress::{Expect, Progress};
 use crate::report;
 use crate::workload::cpu::{self, CpuSpec};
+use crate::workload::runner::RunOptions;
 use clap::Args;
 use std::process::ExitCode;
 use std::time::Duration;

@@ -177,7 +177,6 @@ pub fn execute(args: DiskArgs) -> Result<ExitCode, CliError> {
     let total: Duration = per_test.iter().sum();
     let progress = Progress::new("disk", Expect::Time(total));
     let tick = |i: usize, d: Duration| {
-        use crate::measure::runner::Observer;
         let before: Duration = per_test[..i].iter().sum();
         progress.tick(before + d, 0);
     };

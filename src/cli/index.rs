@@ -4,7 +4,6 @@
 use super::save::SaveArgs;
 use super::{CliError, finished, parse_thread_count};
 use crate::host::HostInfo;
-use crate::measure::runner::Observer;
 use crate::progress::{Expect, Progress};
 use crate::report::table::Table;
 use crate::report::thousands;

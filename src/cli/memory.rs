@@ -1,12 +1,12 @@
 use super::save::SaveArgs;
 use super::{CliError, LoopArgs, finished, parse_size, parse_thread_count};
 use crate::measure::histogram::Layout;
-use crate::measure::runner::RunOptions;
 use crate::progress::{Expect, Progress};
 use crate::report;
 use crate::workload::memory::bandwidth::{self, BandwidthSpec};
 use crate::workload::memory::block::{self, Access, BlockSpec, Oper, Scope};
 use crate::workload::memory::latency::{self, LatencySpec};
+use crate::workload::runner::RunOptions;
 use clap::{Args, ValueEnum};
 use std::process::ExitCode;
 use std::time::Duration;

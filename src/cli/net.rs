@@ -252,8 +252,8 @@ fn run_client(a: ClientArgs) -> Result<ExitCode, CliError> {
     let duration = Duration::from_millis(spec.request.duration_ms);
     let bar = (!json && a.interval.is_none() && !duration.is_zero())
         .then(|| Progress::new("net", Expect::Time(duration)));
-    let quiet = crate::measure::runner::Quiet;
-    let observer: &dyn crate::measure::runner::Observer = match &bar {
+    let quiet = crate::workload::runner::Quiet;
+    let observer: &dyn crate::workload::runner::Observer = match &bar {
         Some(b) => b,
         None => &quiet,
     };

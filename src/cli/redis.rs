@@ -7,7 +7,6 @@ use super::save::SaveArgs;
 use super::{CliError, finished, parse_duration};
 use crate::host::HostInfo;
 use crate::measure::cputime::CpuTime;
-use crate::measure::runner::Observer;
 use crate::progress::{Expect, Progress};
 use crate::report;
 use crate::units::format_ns;

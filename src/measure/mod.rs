@@ -6,7 +6,6 @@ pub mod fio_histogram;
 pub mod hdr;
 pub mod histogram;
 pub mod rng;
-pub mod runner;
 pub mod stats;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -181,14 +181,14 @@ pub fn run(
     spec: &ClientSpec,
     on_interval: &dyn Fn(&IntervalReport),
 ) -> Result<ClientResult, NetError> {
-    run_observed(spec, on_interval, &crate::measure::runner::Quiet)
+    run_observed(spec, on_interval, &crate::workload::runner::Quiet)
 }
 
 /// `run`, with `observer` ticked about ten times a second (a progress bar).
 pub fn run_observed(
     spec: &ClientSpec,
     on_interval: &dyn Fn(&IntervalReport),
-    observer: &dyn crate::measure::runner::Observer,
+    observer: &dyn crate::workload::runner::Observer,
 ) -> Result<ClientResult, NetError> {
     let req = &spec.request;
     let (mut ctl, peer) = open_control(spec)?;
@@ -306,7 +306,7 @@ pub fn run_observed(
             while workers.iter().any(|w| !w.is_finished()) {
                 if Instant::now() >= next_tick {
                     let done: u64 = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
-                    observer.tick(t0.elapsed(), done);
+                    observer.progress(&crate::workload::observe::Progress::at(t0.elapsed(), done));
                     next_tick += Duration::from_millis(100);
                 }
                 match rx.recv_timeout(Duration::from_millis(10)) {

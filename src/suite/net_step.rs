@@ -3,7 +3,6 @@
 //! `hostbench net serve` at `--peer HOST[:PORT]` or against an in-process server on
 //! loopback (which measures this host's network stack, not a path).
 
-use crate::measure::runner::Observer;
 use crate::measure::stop_requested;
 use crate::model::Outcome;
 use crate::net::client::{self, ClientSpec};
@@ -11,6 +10,7 @@ use crate::net::ping::{self, PingSpec};
 use crate::net::protocol::TestRequest;
 use crate::net::server::{Server, ServerConfig};
 use crate::net::{DEFAULT_PORT, Family, NetError, TestKind, outcome};
+use crate::workload::runner::Observer;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -164,7 +164,10 @@ pub fn run(plan: &NetPlan, observer: &dyn Observer) -> Result<Vec<Outcome>, NetF
     let mut seen = 0u64;
     let result = ping::run(&spec, &mut |_| {
         seen += 1;
-        observer.tick(started.elapsed(), seen);
+        observer.progress(&crate::workload::observe::Progress::at(
+            started.elapsed(),
+            seen,
+        ));
     });
     match result {
         Ok(r) if r.replies.is_empty() && !r.interrupted => Err(NetFailure {
@@ -239,7 +242,7 @@ mod tests {
 
     #[test]
     fn loopback_step_measures_stream_rr_and_connect_time() {
-        let Ok(out) = run(&plan(None), &crate::measure::runner::Quiet) else {
+        let Ok(out) = run(&plan(None), &crate::workload::runner::Quiet) else {
             panic!("the loopback step failed");
         };
         let kinds: Vec<_> = out
@@ -274,12 +277,12 @@ mod tests {
         config.secret = Some("s3cret".into());
         let server = Server::bind(config).unwrap().spawn();
         let mut p = peer("127.0.0.1", server.addr.port());
-        let Err(failure) = run(&plan(Some(p.clone())), &crate::measure::runner::Quiet) else {
+        let Err(failure) = run(&plan(Some(p.clone())), &crate::workload::runner::Quiet) else {
             panic!("a secured server served a client without the secret");
         };
         assert!(failure.message.contains("--secret"), "{}", failure.message);
         p.secret = Some("s3cret".into());
-        let served = run(&plan(Some(p)), &crate::measure::runner::Quiet);
+        let served = run(&plan(Some(p)), &crate::workload::runner::Quiet);
         assert!(served.is_ok_and(|o| o.len() >= 2));
         server.stop();
     }
@@ -294,7 +297,7 @@ mod tests {
             .port();
         let Err(failure) = run(
             &plan(Some(peer("127.0.0.1", port))),
-            &crate::measure::runner::Quiet,
+            &crate::workload::runner::Quiet,
         ) else {
             panic!("a closed port answered");
         };

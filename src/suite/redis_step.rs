@@ -8,12 +8,12 @@ use super::redis_server::{LocalRedis, NOT_INSTALLED};
 use super::redis_url::{RedisUrl, mask_password};
 use crate::host::HostInfo;
 use crate::measure::cputime::CpuTime;
-use crate::measure::runner::Observer;
 use crate::model::Outcome;
 use crate::workload::redis::conn::{self, Endpoint, Setup};
 use crate::workload::redis::keys::KeyDist;
 use crate::workload::redis::load::{self, Live, LoadSpec, Mix};
 use crate::workload::redis::outcome;
+use crate::workload::runner::Observer;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -135,7 +135,10 @@ fn measure(spec: &LoadSpec, observer: &dyn Observer) -> Result<Outcome, MeasureE
     let result = std::thread::scope(|scope| {
         let worker = scope.spawn(|| load::run(spec, &live));
         while !worker.is_finished() {
-            observer.tick(started.elapsed(), live.replies.load(Ordering::Relaxed));
+            observer.progress(&crate::workload::observe::Progress::at(
+                started.elapsed(),
+                live.replies.load(Ordering::Relaxed),
+            ));
             std::thread::sleep(Duration::from_millis(100));
         }
         worker.join().expect("the load thread does not panic")

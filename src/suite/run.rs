@@ -6,7 +6,6 @@ use super::net_step::{self, NetPlan, Peer};
 use super::redis_step::{self, RedisPlan, RedisStepError};
 use super::redis_url::RedisUrl;
 use crate::measure::histogram::Layout;
-use crate::measure::runner::{Observer, RunOptions};
 use crate::model::Outcome;
 use crate::workload::SpecError;
 use crate::workload::cpu::{self, CpuSpec};
@@ -14,6 +13,7 @@ use crate::workload::disk::{self, DiskError, DiskSpec, STANDARD};
 use crate::workload::memory::bandwidth::{self, BandwidthSpec};
 use crate::workload::memory::block::{self, Access, BlockSpec, Oper, Scope};
 use crate::workload::memory::latency::{self, LatencySpec};
+use crate::workload::runner::{Observer, RunOptions};
 use crate::workload::unixbench::{self, UnixbenchSpec, catalogue};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -119,7 +119,10 @@ impl Step {
                 let per_test: Vec<Duration> =
                     s.tests.iter().map(|t| t.job.runtime + t.job.ramp).collect();
                 disk::run(s, &|i, d| {
-                    observer.tick(per_test[..i].iter().sum::<Duration>() + d, 0)
+                    observer.progress(&crate::workload::observe::Progress::at(
+                        per_test[..i].iter().sum::<Duration>() + d,
+                        0,
+                    ))
                 })?
             }
             Step::Net(p) => net_step::run(p, observer).map_err(|f| StepError::Failed {
@@ -149,7 +152,7 @@ fn run_index(spec: &UnixbenchSpec, observer: &dyn Observer) -> Result<Outcome, S
     let result = std::thread::scope(|scope| {
         scope.spawn(|| {
             while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                observer.tick(clock.elapsed(), 0);
+                observer.progress(&crate::workload::observe::Progress::at(clock.elapsed(), 0));
                 std::thread::sleep(Duration::from_millis(200));
             }
         });

@@ -9,8 +9,8 @@
 
 use super::{SpecError, check_threads, record_run};
 use crate::host::HostInfo;
-use crate::measure::runner::{self, EventWorker, Observer, RunOptions};
 use crate::model::{Latency, Metric, Outcome, Params, STANDARD_PERCENTILES, Unit};
+use crate::workload::runner::{self, EventWorker, Observer, RunOptions};
 use serde::Serialize;
 use std::collections::BTreeMap;
 

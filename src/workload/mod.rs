@@ -1,16 +1,22 @@
-//! Workloads: each takes a validated spec and an observer and returns an `Outcome`.
-//! A workload knows nothing of terminals, result files or peers' output formats.
+//! Workloads: the one contract every measurement follows (docs/design.md, "The
+//! workload contract"): a validated spec, one `Observer` for progress, interval
+//! snapshots and stop requests (`observe.rs`), a raw result that keeps everything a
+//! peer's exact layout needs, and one conversion from it to `Outcome`, with the
+//! `params` that identify the measurement. A workload knows nothing of terminals,
+//! result files or peers' output formats.
 
 pub mod buffer;
 pub mod cpu;
 pub mod disk;
 pub mod memory;
+pub mod observe;
 pub mod redis;
+pub mod runner;
 pub mod sched;
 pub mod unixbench;
 
-use crate::measure::runner::{Interval, RunResult};
 use crate::model::{CpuUse, Outcome, Sample, ThreadStat};
+use crate::workload::runner::{Interval, RunResult};
 use std::collections::BTreeMap;
 use thiserror::Error;
 

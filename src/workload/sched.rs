@@ -8,8 +8,8 @@
 use super::{SpecError, check_threads, record_run};
 use crate::host::HostInfo;
 use crate::measure::rng::Xoroshiro128Plus;
-use crate::measure::runner::{self, EventWorker, Observer, RunOptions};
 use crate::model::{Latency, Metric, Outcome, STANDARD_PERCENTILES, Unit};
+use crate::workload::runner::{self, EventWorker, Observer, RunOptions};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering, compiler_fence};

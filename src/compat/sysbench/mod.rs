@@ -13,10 +13,10 @@ pub mod options;
 pub mod report;
 
 use crate::measure::histogram::Layout;
-use crate::measure::runner::RunOptions;
 use crate::model::Outcome;
 use crate::workload::cpu::{self, CpuSpec};
 use crate::workload::memory::block::{self, Access, BlockSpec, Oper, Scope};
+use crate::workload::runner::RunOptions;
 use crate::workload::sched::{self, MutexSpec, ThreadsSpec};
 use crate::workload::{MAX_THREADS, SpecError};
 use options::{CommandLine, Kind, parse_bool, parse_int, parse_size};

@@ -3,9 +3,9 @@
 //! the final report.
 
 use crate::measure::histogram::Histogram;
-use crate::measure::runner::{Interval, Observer};
 use crate::model::{Outcome, fairness};
 use crate::workload::disk::fileio::Counters;
+use crate::workload::observe::{Observer, Snapshot};
 use std::io::Write;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -29,7 +29,10 @@ pub struct IntervalPrinter {
 }
 
 impl Observer for IntervalPrinter {
-    fn interval(&self, i: &Interval) {
+    fn snapshot(&self, s: &Snapshot<'_>) {
+        let Snapshot::Interval(i) = s else {
+            return;
+        };
         if self.silent {
             return;
         }
@@ -75,7 +78,10 @@ impl FileioIntervalPrinter {
 }
 
 impl Observer for FileioIntervalPrinter {
-    fn interval(&self, i: &Interval) {
+    fn snapshot(&self, s: &Snapshot<'_>) {
+        let Snapshot::Interval(i) = s else {
+            return;
+        };
         let now = [
             self.counters.bytes_read.load(Ordering::Relaxed),
             self.counters.bytes_written.load(Ordering::Relaxed),

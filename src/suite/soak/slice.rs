@@ -8,7 +8,6 @@
 //! the soak process dies (PR_SET_PDEATHSIG), so a killed soak leaves no workload
 //! running on its own.
 
-use crate::measure::runner::Observer;
 use crate::measure::stop_requested;
 use crate::model::Outcome;
 use crate::progress::{Countdown, Expect, Progress};

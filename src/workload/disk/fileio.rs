@@ -12,9 +12,9 @@
 use super::engine::{self, Completion, Engine, EngineKind, Op, Request};
 use crate::host::HostInfo;
 use crate::measure::rng::Xoroshiro128Plus;
-use crate::measure::runner::{self, EventWorker, Observer, RunOptions};
 use crate::model::{Latency, Metric, Outcome, Unit};
 use crate::workload::buffer::AlignedBuffer;
+use crate::workload::runner::{self, EventWorker, Observer, RunOptions};
 use crate::workload::{SpecError, record_run};
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -7,10 +7,10 @@
 use super::working_set;
 use crate::host::{self, HostInfo};
 use crate::measure::cputime::CpuTime;
-use crate::measure::runner::Observer;
 use crate::measure::stop_requested;
 use crate::model::{CpuUse, Metric, Outcome, Unit};
 use crate::units::format_bytes;
+use crate::workload::runner::Observer;
 use crate::workload::{SpecError, check_threads};
 use serde::Serialize;
 use std::sync::Barrier;
@@ -120,7 +120,10 @@ pub fn run(spec: &BandwidthSpec, observer: &dyn Observer) -> Result<Outcome, Spe
                             *slot = t0.elapsed().as_secs_f64();
                         }
                         if t == 0 {
-                            observer.tick(start.elapsed(), times.len() as u64 + 1);
+                            observer.progress(&crate::workload::observe::Progress::at(
+                                start.elapsed(),
+                                times.len() as u64 + 1,
+                            ));
                         }
                         times.push(row);
                     }
@@ -242,7 +245,7 @@ mod tests {
             array_bytes: Some(1 << 20),
             iterations: 3,
         };
-        let out = run(&spec, &crate::measure::runner::Quiet).unwrap();
+        let out = run(&spec, &crate::workload::runner::Quiet).unwrap();
         let kernels: Vec<_> = out
             .metrics
             .iter()

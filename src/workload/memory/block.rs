@@ -9,10 +9,10 @@
 use super::working_set;
 use crate::host::{self, HostInfo};
 use crate::measure::rng::Xoroshiro128Plus;
-use crate::measure::runner::{self, EventWorker, Observer, RunOptions};
 use crate::model::{Latency, Metric, Outcome, STANDARD_PERCENTILES, Tier, Unit};
 use crate::units::format_bytes;
 use crate::workload::buffer::AlignedBuffer;
+use crate::workload::runner::{self, EventWorker, Observer, RunOptions};
 use crate::workload::{SpecError, check_threads, record_run};
 use serde::Serialize;
 use std::collections::BTreeMap;

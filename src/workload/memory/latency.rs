@@ -10,12 +10,12 @@ use super::working_set;
 use crate::host::{self, HostInfo};
 use crate::measure::cputime::CpuTime;
 use crate::measure::rng::Xoroshiro128Plus;
-use crate::measure::runner::Observer;
 use crate::measure::stop_requested;
 use crate::model::{CpuUse, Metric, Outcome, Unit};
 use crate::units::format_bytes;
 use crate::workload::SpecError;
 use crate::workload::buffer::AlignedBuffer;
+use crate::workload::runner::Observer;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -194,7 +194,10 @@ pub fn run(spec: &LatencySpec, observer: &dyn Observer) -> Result<Outcome, SpecE
                 .threads(1)
                 .working_set(ws),
         );
-        observer.tick(start.elapsed(), done as u64 + 1);
+        observer.progress(&crate::workload::observe::Progress::at(
+            start.elapsed(),
+            done as u64 + 1,
+        ));
     }
     let elapsed = start.elapsed();
     outcome.elapsed_s = elapsed.as_secs_f64();
@@ -238,7 +241,7 @@ mod tests {
             time_per_size: Duration::from_millis(150),
             seed: Some(1),
         };
-        let out = run(&spec, &crate::measure::runner::Quiet).unwrap();
+        let out = run(&spec, &crate::workload::runner::Quiet).unwrap();
         let ns: Vec<f64> = out.metrics.iter().map(|m| m.value).collect();
         assert_eq!(ns.len(), 2);
         assert!(ns[0] > 0.0 && ns[1] > ns[0], "{ns:?}");

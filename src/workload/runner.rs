@@ -12,9 +12,8 @@
 //! The calling thread meanwhile takes interval snapshots (`--report-interval`) and
 //! drives progress ticks; it reads the workers' counters, never writes them.
 
-use super::cputime::CpuTime;
-use super::histogram::{AtomicHistogram, Histogram, Layout};
-use super::stop_requested;
+use crate::measure::cputime::CpuTime;
+use crate::measure::histogram::{AtomicHistogram, Histogram, Layout};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex, mpsc};
 use std::time::{Duration, Instant};
@@ -43,16 +42,7 @@ pub trait EventWorker: Send {
     fn finish(&mut self) {}
 }
 
-/// Called from the runner's own thread while workers run.
-pub trait Observer: Sync {
-    fn interval(&self, _interval: &Interval) {}
-    /// About ten times a second, with the time since start and the events so far.
-    fn tick(&self, _elapsed: Duration, _events: u64) {}
-}
-
-/// An observer that watches nothing.
-pub struct Quiet;
-impl Observer for Quiet {}
+pub use super::observe::{Observer, Progress, Quiet, Snapshot};
 
 /// Counts and latencies of one report interval.
 #[derive(Debug, Clone)]
@@ -166,6 +156,9 @@ pub fn run<W: EventWorker>(
         })
         .collect();
     let issued = AtomicU64::new(0);
+    // Set by the reporting thread when the observer asks to stop; workers look at it
+    // between events, as sysbench's workers look at their own stop flag.
+    let halt = AtomicBool::new(false);
     let ready = Barrier::new(threads + 1);
     let go = Barrier::new(threads + 1);
     let start_cell: Mutex<Option<Instant>> = Mutex::new(None);
@@ -177,12 +170,13 @@ pub fn run<W: EventWorker>(
             .zip(&slots)
             .map(|(worker, slot)| {
                 let done_tx = done_tx.clone();
-                let (ready, go, start_cell, issued) = (&ready, &go, &start_cell, &issued);
+                let (ready, go, start_cell, issued, halt) =
+                    (&ready, &go, &start_cell, &issued, &halt);
                 scope.spawn(move || {
                     ready.wait();
                     go.wait();
                     let start = start_cell.lock().unwrap().expect("start set before go");
-                    let totals = worker_loop(worker, slot, start, options, issued);
+                    let totals = worker_loop(worker, slot, start, options, issued, halt);
                     slot.running.store(false, Ordering::Relaxed);
                     let _ = done_tx.send(());
                     totals
@@ -197,7 +191,7 @@ pub fn run<W: EventWorker>(
         *start_cell.lock().unwrap() = Some(start);
         go.wait();
 
-        let intervals = report_until_done(options, &slots, start, &done_rx, observer);
+        let intervals = report_until_done(options, &slots, start, &done_rx, observer, &halt);
         let totals: Vec<ThreadTotals> = handles
             .into_iter()
             .map(|h| h.join().expect("benchmark worker panicked"))
@@ -214,7 +208,7 @@ pub fn run<W: EventWorker>(
             threads: totals,
             histogram,
             intervals,
-            interrupted: stop_requested(),
+            interrupted: halt.load(Ordering::Relaxed),
             cpu,
         }
     })
@@ -227,12 +221,13 @@ fn worker_loop<W: EventWorker>(
     start: Instant,
     options: &RunOptions,
     issued: &AtomicU64,
+    halt: &AtomicBool,
 ) -> ThreadTotals {
     let deadline = options.time.map(|t| start + t);
     let budget = options.events;
     let mut totals = ThreadTotals::default();
     loop {
-        if stop_requested() {
+        if halt.load(Ordering::Relaxed) {
             break;
         }
         if let Some(deadline) = deadline
@@ -271,6 +266,7 @@ fn report_until_done(
     start: Instant,
     done_rx: &mpsc::Receiver<()>,
     observer: &dyn Observer,
+    halt: &AtomicBool,
 ) -> Vec<Interval> {
     let events_now = || -> u64 { slots.iter().map(|s| s.events.load(Ordering::Relaxed)).sum() };
     let histogram_now = || {
@@ -288,8 +284,14 @@ fn report_until_done(
     let mut last_histogram = Histogram::new(options.layout);
     let mut next_tick = start + TICK;
 
+    // A stop is looked for at least this often; a worker finishes its event first.
+    const STOP_POLL: Duration = Duration::from_millis(5);
     while running > 0 {
+        if !halt.load(Ordering::Relaxed) && observer.stop_requested() {
+            halt.store(true, Ordering::Relaxed);
+        }
         let wake = next_report.map_or(next_tick, |r| r.min(next_tick));
+        let wake = wake.min(Instant::now() + STOP_POLL);
         let wait = wake.saturating_duration_since(Instant::now());
         match done_rx.recv_timeout(wait) {
             Ok(()) => {
@@ -314,7 +316,7 @@ fn report_until_done(
                     .count(),
                 histogram: histogram.since(&last_histogram),
             };
-            observer.interval(&interval);
+            observer.snapshot(&Snapshot::Interval(&interval));
             intervals.push(interval);
             (last_report_at, last_events, last_histogram) = (now, events, histogram);
             // Skip missed reports rather than bursting them out after a stall.
@@ -325,7 +327,7 @@ fn report_until_done(
             next_report = Some(due);
         }
         if now >= next_tick {
-            observer.tick(now - start, events_now());
+            observer.progress(&Progress::at(now - start, events_now()));
             next_tick = now + TICK;
         }
     }
@@ -336,6 +338,7 @@ fn report_until_done(
 mod tests {
     use super::*;
 
+    #[derive(Clone)]
     struct Sleeper(Duration);
     impl EventWorker for Sleeper {
         fn execute(&mut self) {
@@ -418,8 +421,10 @@ mod tests {
 
     struct Collect(Mutex<Vec<Interval>>);
     impl Observer for Collect {
-        fn interval(&self, i: &Interval) {
-            self.0.lock().unwrap().push(i.clone());
+        fn snapshot(&self, s: &Snapshot<'_>) {
+            if let Snapshot::Interval(i) = s {
+                self.0.lock().unwrap().push((*i).clone());
+            }
         }
     }
 
@@ -453,5 +458,28 @@ mod tests {
             (r.events(), r.min_ns(), r.max_ns(), r.mean_ns()),
             (0, 0, 0, 0)
         );
+    }
+
+    #[test]
+    fn an_observer_asking_to_stop_ends_the_run_as_interrupted() {
+        struct StopAfter(Instant);
+        impl Observer for StopAfter {
+            fn stop_requested(&self) -> bool {
+                self.0.elapsed() > Duration::from_millis(50)
+            }
+        }
+        let began = Instant::now();
+        let r = run(
+            &options(2, Some(Duration::from_secs(20)), None),
+            vec![Sleeper(Duration::from_millis(1)); 2],
+            &StopAfter(Instant::now()),
+        );
+        assert!(r.interrupted);
+        assert!(
+            began.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            began.elapsed()
+        );
+        assert!(r.events() > 0);
     }
 }

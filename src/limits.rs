@@ -362,7 +362,7 @@ pub fn check(p: &Promise, outcomes: &[Outcome], threshold: f64) -> Vec<Check> {
 
 /// `randread  2,522 IOPS = 97 % of the promised 2,600 IOPS  ok`
 pub fn render(p: &Promise, checks: &[Check], threshold: f64) -> String {
-    use crate::report::thousands;
+    use crate::units::thousands;
     let mut out = format!(
         "Promise: {} {} {} GiB: {} IOPS, {}\n",
         p.provider,

@@ -239,7 +239,7 @@ fn summary_rows(outcomes: &[crate::model::Outcome]) -> Vec<[String; 7]> {
             rows.push([
                 name.clone(),
                 dir.into(),
-                report::thousands(rate, 0),
+                crate::units::thousands(rate, 0),
                 get("bytes_per_sec").map(format_rate).unwrap_or_default(),
                 get("latency_p50").map(format_ns).unwrap_or_default(),
                 get("latency_p99").map(format_ns).unwrap_or_default(),

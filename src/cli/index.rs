@@ -6,7 +6,7 @@ use super::{CliError, finished, parse_thread_count};
 use crate::host::HostInfo;
 use crate::progress::{Expect, Progress};
 use crate::report::table::Table;
-use crate::report::thousands;
+use crate::units::thousands;
 use crate::workload::unixbench::catalogue::{self, Test};
 use crate::workload::unixbench::{self, SuiteResult, TestResult, UnixbenchSpec, Watch, sorted};
 use clap::Args;

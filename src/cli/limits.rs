@@ -88,7 +88,7 @@ pub fn execute(args: LimitsArgs) -> Result<ExitCode, CliError> {
             row.push(
                 p.as_ref()
                     .and_then(|p| p.iops)
-                    .map_or("-".into(), |v| crate::report::thousands(v, 0)),
+                    .map_or("-".into(), |v| crate::units::thousands(v, 0)),
             );
             row.push(
                 p.as_ref()

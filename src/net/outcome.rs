@@ -299,7 +299,7 @@ pub fn text(o: &Outcome) -> String {
     if let Some(t) = get(names::TRANSACTIONS_PER_SEC) {
         out += &line(
             "transactions",
-            format!("{} /s", crate::report::thousands(t, 2)),
+            format!("{} /s", crate::units::thousands(t, 2)),
         );
     }
     if let Some(lat) = &o.latency {
@@ -322,7 +322,7 @@ pub fn text(o: &Outcome) -> String {
         ("transactions_lost", "transactions lost"),
     ] {
         if let Some(v) = get(name) {
-            out += &line(label, crate::report::thousands(v, 0));
+            out += &line(label, crate::units::thousands(v, 0));
         }
     }
     if let Some(l) = get("loss_ratio") {

@@ -14,25 +14,7 @@ pub mod text;
 use crate::model::{Metric, Unit};
 use crate::units::{format_bytes, format_ns, format_rate};
 
-/// `1234567.8` -> `1,234,567.80`.
-pub fn thousands(value: f64, decimals: usize) -> String {
-    let s = format!("{:.*}", decimals, value.abs());
-    let (int, frac) = s
-        .split_once('.')
-        .map_or((s.as_str(), None), |(i, f)| (i, Some(f)));
-    let mut grouped = String::new();
-    for (i, ch) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(ch);
-    }
-    let sign = if value < 0.0 { "-" } else { "" };
-    match frac {
-        Some(f) => format!("{sign}{grouped}.{f}"),
-        None => format!("{sign}{grouped}"),
-    }
-}
+pub use crate::units::thousands;
 
 /// A metric's value with its unit, for people.
 pub fn format_value(m: &Metric) -> String {

@@ -6,8 +6,8 @@
 use crate::measure::stop_requested;
 use crate::model::{Outcome, Tier};
 use crate::net::outcome::{format_bits, names};
-use crate::report::thousands;
 use crate::units::format_ns;
+use crate::units::thousands;
 use serde::Serialize;
 
 /// The areas in the order the summary lists them.

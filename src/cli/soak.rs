@@ -18,6 +18,10 @@ use std::time::Duration;
     after_help = "The workload is a native command line: cpu, memory (--mode block or latency), \
                   disk, net or redis with their own options, after soak's options. Each slice \
                   runs it with its time option (--time; disk: --runtime) set to --duration. \
+                  Or a peer's command line, as the guides give it: sysbench … run, fio JOBFILE, \
+                  iperf3 -c HOST, netperf -H HOST, ping HOST (after `--`, e.g. `hostbench soak \
+                  --every 1h --for 24h --duration 10m -- fio seed.fio`); each slice runs it for \
+                  --duration whatever its own time option says (fio: every job time-based). \
                   Default: `disk --tests mixed` in the current directory (4 KiB random, 70 % \
                   reads, 32 in flight).\n\
                   Ctrl-C stops after saving the finished slices; `hostbench soak --resume ID` \
@@ -180,7 +184,12 @@ fn list(args: &SoakArgs) -> Result<ExitCode, CliError> {
 
 /// Checks the workload's command line as the slices will run it, without running it.
 fn check_workload(words: &[String], duration: Duration) -> Result<(), CliError> {
-    let option = soak::time_option(words)?;
+    let option = match soak::slicing(words)? {
+        soak::Slicing::Option(option) => option,
+        // A peer's grammar is the peer's: its first slice refuses a bad line (exit 2),
+        // and the soak ends there with that message.
+        soak::Slicing::Personality => return Ok(()),
+    };
     let mut argv = vec!["hostbench".to_string()];
     argv.extend(soak::slice::command_line(words, option, duration));
     if let Err(e) = super::Cli::try_parse_from(&argv) {
@@ -277,7 +286,7 @@ fn resume(args: &SoakArgs, id: i64) -> Result<ExitCode, CliError> {
             "soak {id} is running in process {pid}; stop that one first (Ctrl-C, or kill {pid}), then resume"
         )));
     }
-    soak::time_option(&soak.plan.workload)?;
+    soak::slicing(&soak.plan.workload)?;
     store.set_soak_state(id, SoakState::Running, Some(std::process::id()))?;
     eprintln!(
         "resuming soak {id}: {} of {} slices recorded",

@@ -3,9 +3,12 @@
 //! on the original schedule and the result (timeline, CV, deepest drop, flagged
 //! slices) is recomputed from the store at any time.
 //!
-//! A slice is the current executable started with the workload's native command
-//! line plus `--json --no-save` (`slice.rs`): the workload runs exactly as the user
-//! would run it, isolated from the scheduler, and Ctrl-C reaches it as a signal.
+//! A slice is the current executable started with the workload's command line
+//! (`slice.rs`): a native one with its time option set to the slice and `--json
+//! --no-save`, or a peer's (`fio seed.fio`, `sysbench cpu run`) with the slice's
+//! length and an outcomes file in its environment (`compat::keep`). The workload runs
+//! exactly as the user would run it, isolated from the scheduler, and Ctrl-C reaches
+//! it as a signal.
 
 pub mod slice;
 pub mod stats;
@@ -30,6 +33,45 @@ pub const WORKLOADS: [(&str, &str); 5] = [
     ("net", "--time"),
     ("redis", "--time"),
 ];
+
+/// The personalities a soak can run: each applies the slice's length to its own time
+/// option (sysbench `--time`, fio `runtime` with `time_based`, iperf3 `-t`, netperf
+/// `-l`, ping's deadline). The others have none, or measure nothing on their own.
+pub const PERSONALITIES: [&str; 5] = ["sysbench", "fio", "iperf3", "netperf", "ping"];
+
+/// Personalities a soak refuses: why, and what to soak instead.
+const UNSLICEABLE: [(&str, &str, &str); 4] = [
+    (
+        "redis-benchmark",
+        "it runs a request count (-n), not a time, so a slice cannot bound it",
+        "soak `redis` (the native command runs for a time)",
+    ),
+    (
+        "unixbench",
+        "its tests have fixed lengths of their own",
+        "soak a single workload such as `cpu`",
+    ),
+    (
+        "dd",
+        "it copies a byte count, not for a time",
+        "soak `disk --tests write` or `fio JOBFILE`",
+    ),
+    (
+        "netserver",
+        "the server side measures nothing",
+        "soak the client, `netperf -H HOST`",
+    ),
+];
+
+/// How a slice applies its length to the workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slicing {
+    /// A native command: this option gets the duration (`--time`, disk's `--runtime`).
+    Option(&'static str),
+    /// A personality: the duration goes in its environment, its outcomes come back in a
+    /// file (`compat::keep`).
+    Personality,
+}
 
 /// The default threshold: a slice below 80 % of the median is flagged. Seed 002's
 /// cloud disk moved about 10 % over a day (2310..2590 IOPS) and was judged stable;
@@ -62,7 +104,68 @@ fn option_value<'a>(words: &'a [String], long: &str) -> Option<&'a str> {
     })
 }
 
-/// The option of `words`' workload that `--duration` is given to, refusing workloads
+/// How `--duration` reaches `words`' workload, refusing workloads without a time
+/// option and options the soak sets itself.
+pub fn slicing(words: &[String]) -> Result<Slicing, SpecError> {
+    let Some(name) = words.first() else {
+        return Err(SpecError::new(
+            "soak",
+            "no workload",
+            "give one, e.g. `cpu --threads 1`",
+        ));
+    };
+    if PERSONALITIES.contains(&name.as_str()) {
+        return personality_slicing(words).map(|()| Slicing::Personality);
+    }
+    if let Some((_, why, instead)) = UNSLICEABLE.iter().find(|(n, ..)| n == name) {
+        return Err(SpecError::new(
+            format!("workload '{name}'"),
+            format!("a soak cannot slice it: {why}"),
+            *instead,
+        ));
+    }
+    time_option(words).map(Slicing::Option)
+}
+
+/// A peer's command line that a slice can run: one that measures something.
+fn personality_slicing(words: &[String]) -> Result<(), SpecError> {
+    let (name, rest) = (&words[0], &words[1..]);
+    let refuse = |problem: &str, fix: &str| {
+        Err(SpecError::new(
+            format!("workload `{}`", words.join(" ")),
+            problem.to_string(),
+            fix.to_string(),
+        ))
+    };
+    match name.as_str() {
+        "sysbench" if !rest.iter().any(|w| w == "run") => refuse(
+            "only sysbench's `run` command measures",
+            "soak e.g. `sysbench cpu --cpu-max-prime=20000 run` (prepare fileio's files first)",
+        ),
+        "fio"
+            if !rest.iter().any(|w| !w.starts_with('-'))
+                && !rest.iter().any(|w| w.starts_with("--name")) =>
+        {
+            refuse(
+                "no job file and no --name job",
+                "give the job file, e.g. `fio seed.fio`",
+            )
+        }
+        "iperf3"
+            if !rest
+                .iter()
+                .any(|w| w == "-c" || w.starts_with("-c") || w.starts_with("--client")) =>
+        {
+            refuse(
+                "only iperf3's client measures",
+                "soak `iperf3 -c HOST` with `iperf3 -s` (or `hostbench iperf3 -s`) running on HOST",
+            )
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The option of a native workload that `--duration` is given to, refusing workloads
 /// without one and options the soak sets itself.
 pub fn time_option(words: &[String]) -> Result<&'static str, SpecError> {
     let Some(name) = words.first() else {
@@ -72,7 +175,14 @@ pub fn time_option(words: &[String]) -> Result<&'static str, SpecError> {
             "give one, e.g. `cpu --threads 1`",
         ));
     };
-    let names = || WORKLOADS.iter().map(|w| w.0).collect::<Vec<_>>().join(", ");
+    let names = || {
+        WORKLOADS
+            .iter()
+            .map(|w| w.0)
+            .chain(PERSONALITIES)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let Some(&(_, option)) = WORKLOADS.iter().find(|w| w.0 == name) else {
         return Err(SpecError::new(
             format!("workload '{name}'"),
@@ -150,7 +260,10 @@ pub fn workload_words(given: &[String]) -> Result<Vec<String>, SpecError> {
     } else {
         given.to_vec()
     };
-    time_option(&words)?;
+    if slicing(&words)? == Slicing::Personality {
+        absolute_files(&mut words)?;
+        return Ok(words);
+    }
     if words[0] == "disk" {
         let cwd = std::env::current_dir().map_err(|e| {
             SpecError::new(
@@ -177,6 +290,25 @@ pub fn workload_words(given: &[String]) -> Result<Vec<String>, SpecError> {
         }
     }
     Ok(words)
+}
+
+/// A peer's words that name existing files (a fio job file) made absolute, so a soak
+/// resumed from another directory runs the same job. (Paths inside a job file resolve
+/// against the directory the soak runs in, as they do for fio.)
+fn absolute_files(words: &mut [String]) -> Result<(), SpecError> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        SpecError::new(
+            "soak",
+            format!("the current directory is unusable ({e})"),
+            "run the soak from a directory that exists",
+        )
+    })?;
+    for w in words.iter_mut().skip(1) {
+        if !w.starts_with('-') && std::path::Path::new(w.as_str()).is_file() {
+            *w = cwd.join(w.as_str()).display().to_string();
+        }
+    }
+    Ok(())
 }
 
 /// `--every`, `--for`, `--duration` checked together.
@@ -385,7 +517,7 @@ pub fn drive(
     shown: &mut dyn FnMut(&Soak, &Slice),
 ) -> Result<End, SoakError> {
     let plan = soak.plan.clone();
-    let option = time_option(&plan.workload)?;
+    let slicing = slicing(&plan.workload)?;
     let total = plan.slice_count();
     let grace = grace_ms(&plan);
     let began = now_ms();
@@ -421,7 +553,7 @@ pub fn drive(
             return Ok(End::Stopped);
         }
         slice.started_at = Some(crate::host::now_rfc3339());
-        match slice::run(&plan.workload, option, duration, &label) {
+        match slice::run(&plan.workload, slicing, duration, &label) {
             slice::Ran::Measured(outcomes) => {
                 slice.status = SliceStatus::Done;
                 slice.figure = headline(&outcomes);
@@ -502,6 +634,46 @@ mod tests {
 
     fn w(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn personalities_slice_through_their_environment() {
+        assert_eq!(
+            slicing(&w("sysbench cpu --cpu-max-prime=20000 run")).unwrap(),
+            Slicing::Personality
+        );
+        assert_eq!(slicing(&w("fio seed.fio")).unwrap(), Slicing::Personality);
+        assert_eq!(
+            slicing(&w("iperf3 -c 10.0.0.2 -P 4")).unwrap(),
+            Slicing::Personality
+        );
+        assert_eq!(
+            slicing(&w("cpu --threads 1")).unwrap(),
+            Slicing::Option("--time")
+        );
+        let e = slicing(&w("sysbench cpu")).unwrap_err().to_string();
+        assert!(e.contains("`run`"), "{e}");
+        let e = slicing(&w("iperf3 -s")).unwrap_err().to_string();
+        assert!(e.contains("client"), "{e}");
+        assert!(slicing(&w("fio")).is_err());
+        for name in [
+            "redis-benchmark -q",
+            "unixbench -c 1",
+            "dd if=/dev/zero of=x",
+            "netserver",
+        ] {
+            let e = slicing(&w(name)).unwrap_err().to_string();
+            assert!(e.contains("cannot slice"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_job_file_is_made_absolute() {
+        // Tests run in the package's directory, where Cargo.toml is a file.
+        let words = workload_words(&w("fio Cargo.toml --minimal nonexistent.fio")).unwrap();
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(words[1], cwd.join("Cargo.toml").display().to_string());
+        assert_eq!(words[2..], ["--minimal", "nonexistent.fio"]);
     }
 
     #[test]

@@ -1,6 +1,8 @@
-//! One slice: the current executable started with the workload's native command line,
-//! its time option set to the slice's duration, and `--json --no-save`; its JSON
-//! outcome parsed back. A process per slice keeps a slice's threads, buffers and
+//! One slice: the current executable started with the workload's command line. A
+//! native one gets its time option set to the slice's duration and `--json
+//! --no-save`, and its JSON outcome is parsed back; a personality (`fio seed.fio`)
+//! runs its peer's command line unchanged, with the duration, an outcomes file and
+//! `HOSTBENCH_NO_SAVE` in its environment (`compat::keep`), and its report discarded. A process per slice keeps a slice's threads, buffers and
 //! files away from the scheduler, and a workload that crashes costs one slice.
 //!
 //! Ctrl-C from a terminal reaches the child too (same process group); a stop
@@ -8,6 +10,8 @@
 //! the soak process dies (PR_SET_PDEATHSIG), so a killed soak leaves no workload
 //! running on its own.
 
+use super::Slicing;
+use crate::compat::keep;
 use crate::measure::stop_requested;
 use crate::model::Outcome;
 use crate::progress::{Countdown, Expect, Progress};
@@ -82,15 +86,55 @@ pub fn parse_outcomes(stdout: &[u8]) -> Option<Vec<Outcome>> {
     }
 }
 
+/// Where a personality slice writes its outcomes: a file of this process's own in the
+/// temporary directory, removed when dropped.
+struct OutcomesFile(std::path::PathBuf);
+
+impl OutcomesFile {
+    fn new() -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        OutcomesFile(std::env::temp_dir().join(format!(
+            "hostbench-slice-{}-{nanos}.json",
+            std::process::id()
+        )))
+    }
+
+    fn read(&self) -> Option<Vec<Outcome>> {
+        serde_json::from_slice(&std::fs::read(&self.0).ok()?).ok()
+    }
+}
+
+impl Drop for OutcomesFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// Runs one slice and waits for it, with a progress bar on a terminal.
-pub fn run(workload: &[String], option: &str, duration: Duration, label: &str) -> Ran {
+pub fn run(workload: &[String], slicing: Slicing, duration: Duration, label: &str) -> Ran {
     let exe = match std::env::current_exe() {
         Ok(p) => p,
         Err(e) => return Ran::Failed(format!("cannot find the hostbench executable: {e}")),
     };
     let mut command = Command::new(exe);
+    let outcomes_file = match slicing {
+        Slicing::Option(option) => {
+            command.args(command_line(workload, option, duration));
+            None
+        }
+        Slicing::Personality => {
+            let file = OutcomesFile::new();
+            command
+                .args(workload)
+                .env(keep::SLICE_SECONDS, format!("{}", duration.as_secs_f64()))
+                .env(keep::OUTCOMES, &file.0)
+                .env(keep::NO_SAVE, "1");
+            Some(file)
+        }
+    };
     command
-        .args(command_line(workload, option, duration))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -166,7 +210,11 @@ pub fn run(workload: &[String], option: &str, duration: Duration, label: &str) -
     let interrupted = |status_code: Option<i32>, outcomes: &Option<Vec<Outcome>>| {
         status_code == Some(130) || outcomes.iter().flatten().any(|o| o.interrupted)
     };
-    let outcomes = parse_outcomes(&stdout).filter(|o| !o.is_empty());
+    let outcomes = match &outcomes_file {
+        Some(file) => file.read(),
+        None => parse_outcomes(&stdout),
+    }
+    .filter(|o| !o.is_empty());
     if interrupted(status.code(), &outcomes) {
         // A terminal's Ctrl-C reaches both processes; give ours a moment to see it.
         std::thread::sleep(STEP);

@@ -228,23 +228,51 @@ pub struct Percentile {
 pub const STANDARD_PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
 
 impl Latency {
-    pub fn from_run(run: &RunResult, percentiles: &[f64]) -> Self {
+    /// The one constructor: a histogram with the exact extremes and sum that the
+    /// workload kept beside it (a bucket is an approximation; these are not), and
+    /// the percentiles to report. With no samples every figure is 0.
+    pub fn from_histogram(
+        histogram: &Histogram,
+        min_ns: u64,
+        max_ns: u64,
+        sum_ns: u128,
+        percentiles: &[f64],
+    ) -> Self {
+        let count = histogram.total();
+        let seen = count > 0;
         Latency {
-            count: run.events(),
-            min_ns: run.min_ns() as f64,
-            mean_ns: run.mean_ns() as f64,
-            max_ns: run.max_ns() as f64,
-            sum_ns: run.latency_sum_ns() as f64,
+            count,
+            min_ns: if seen { min_ns as f64 } else { 0.0 },
+            mean_ns: if seen {
+                sum_ns as f64 / count as f64
+            } else {
+                0.0
+            },
+            max_ns: if seen { max_ns as f64 } else { 0.0 },
+            sum_ns: sum_ns as f64,
             percentiles: percentiles
                 .iter()
                 .map(|&p| Percentile {
                     p,
-                    ns: run.histogram.percentile_ns(p).unwrap_or(0.0),
+                    ns: histogram.percentile_ns(p).unwrap_or(0.0),
                 })
                 .collect(),
-            layout: run.histogram.layout,
-            buckets: run.histogram.nonempty().collect(),
+            layout: histogram.layout,
+            buckets: histogram.nonempty().collect(),
         }
+    }
+
+    pub fn from_run(run: &RunResult, percentiles: &[f64]) -> Self {
+        let mut l = Self::from_histogram(
+            &run.histogram,
+            run.min_ns(),
+            run.max_ns(),
+            run.latency_sum_ns() as u128,
+            percentiles,
+        );
+        // The runner's mean is sysbench's: whole nanoseconds.
+        l.mean_ns = run.mean_ns() as f64;
+        l
     }
 
     pub fn percentile(&self, p: f64) -> Option<f64> {
@@ -303,4 +331,15 @@ pub struct CpuUse {
     pub system_s: f64,
     /// Busy CPUs averaged over the run (2.0 = two cores fully busy).
     pub utilisation: f64,
+}
+
+impl CpuUse {
+    /// CPU time used over a wall-clock span.
+    pub fn over(cpu: &crate::measure::cputime::CpuTime, wall: std::time::Duration) -> Self {
+        CpuUse {
+            user_s: cpu.user_s,
+            system_s: cpu.system_s,
+            utilisation: cpu.utilisation(wall),
+        }
+    }
 }

@@ -67,11 +67,7 @@ pub(crate) fn record_run(
 ) {
     outcome.elapsed_s = run.elapsed.as_secs_f64();
     outcome.interrupted |= run.interrupted;
-    outcome.cpu_time = CpuUse {
-        user_s: run.cpu.user_s,
-        system_s: run.cpu.system_s,
-        utilisation: run.cpu.utilisation(run.elapsed),
-    };
+    outcome.cpu_time = CpuUse::over(&run.cpu, run.elapsed);
     outcome.threads = run.threads.iter().map(ThreadStat::from).collect();
     outcome.series = run
         .intervals

@@ -149,11 +149,7 @@ pub fn run(spec: &BandwidthSpec, observer: &dyn Observer) -> Result<Outcome, Spe
     outcome.param("mode", "bandwidth");
     outcome.elapsed_s = elapsed.as_secs_f64();
     let cpu = CpuTime::now().since(&cpu_before);
-    outcome.cpu_time = CpuUse {
-        user_s: cpu.user_s,
-        system_s: cpu.system_s,
-        utilisation: cpu.utilisation(elapsed),
-    };
+    outcome.cpu_time = CpuUse::over(&cpu, elapsed);
     outcome.interrupted = times.len() < spec.iterations;
     let ws = working_set(3 * elements as u64 * 8, &outcome.host);
     for (k, (name, bytes_per_element)) in KERNELS.iter().enumerate() {

@@ -202,11 +202,7 @@ pub fn run(spec: &LatencySpec, observer: &dyn Observer) -> Result<Outcome, SpecE
     let elapsed = start.elapsed();
     outcome.elapsed_s = elapsed.as_secs_f64();
     let cpu = CpuTime::now().since(&cpu_before);
-    outcome.cpu_time = CpuUse {
-        user_s: cpu.user_s,
-        system_s: cpu.system_s,
-        utilisation: cpu.utilisation(elapsed),
-    };
+    outcome.cpu_time = CpuUse::over(&cpu, elapsed);
     outcome.note(if huge_pages {
         "dependent loads through a random cycle of 64-byte lines, on transparent huge pages where the kernel granted them"
     } else {

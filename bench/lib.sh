@@ -1,6 +1,10 @@
 # Shared by the bench/*.sh comparisons: alternate hostbench and a peer RUNS times on
 # the same command and print the medians and their ratio (hostbench / peer).
 
+# Benchmark runs are not results to keep: personalities and native commands alike
+# leave the user's results database alone (HOSTBENCH_NO_SAVE, see docs/store.md).
+export HOSTBENCH_NO_SAVE=1
+
 median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
 # compare_case NAME EXTRACT HOSTBENCH-COMMAND... -- PEER-COMMAND...

@@ -23,6 +23,7 @@ S=${SECONDS_PER_RUN:-5}
 SHELL_S=${SHELL_SECONDS:-10}
 TESTS=${TESTS:-dhry2reg whetstone-double execl fstime fsbuffer fsdisk pipe context1 spawn syscall shell1 shell8}
 HOSTBENCH=${HOSTBENCH:-target/release/hostbench}
+export HOSTBENCH_NO_SAVE=1   # benchmark runs are not results to keep
 [ -x "$UB/pgms/dhry2reg" ] || { echo "UnixBench's programs are not built under $UB (see the comment at the top)" >&2; exit 2; }
 [ -x "$HOSTBENCH" ] && [ -x "$(dirname "$HOSTBENCH")/hostbench-execl" ] || cargo build --release --quiet
 

@@ -430,186 +430,216 @@ fn run_test(
     general: &General,
     log: &Log,
 ) -> Result<(ExitCode, Outcome), Fail> {
-    let percentiles = if general.percentile > 0 {
-        vec![general.percentile as f64]
-    } else {
-        vec![]
-    };
-    let printer = |block_size| IntervalPrinter {
-        block_size,
-        percentile: general.percentile,
-        silent: log.verbosity < 3,
+    let t = Test {
+        line,
+        general,
+        log,
+        percentiles: if general.percentile > 0 {
+            vec![general.percentile as f64]
+        } else {
+            vec![]
+        },
     };
     match test {
-        "cpu" => {
-            let max_prime = int_option(line, "cpu-max-prime", 10_000)?;
-            if max_prime <= 0 {
-                return Err(Fail::Stdout(format!(
-                    "FATAL: Invalid value of cpu-max-prime: {max_prime}.\n"
-                )));
-            }
-            header(general, log);
-            log.info("Doing CPU performance benchmark\n\n");
-            log.notice(&format!("Prime numbers limit: {max_prime}\n\n"));
-            let spec = CpuSpec {
-                run: run_options(general, true),
-                threads: vec![general.threads],
-                max_prime: (max_prime as u64).max(3),
-                percentiles,
-            };
-            starting_workers(general, log);
-            let p = printer(None);
-            let outcome = cpu::run(&spec, &p).map_err(spec_error)?;
-            finished(&outcome, general, log, false);
-            log.notice(&report::cpu_speed(&outcome));
-            Ok((closing(&outcome, general, log), outcome))
+        "cpu" => t.cpu(),
+        "memory" => t.memory(),
+        "threads" => t.threads(),
+        "mutex" => t.mutex(),
+        _ => unreachable!("test names come from options::TESTS"),
+    }
+}
+
+/// One run of a built-in test: its options, sysbench's messages around it, and the
+/// report.
+struct Test<'a> {
+    line: &'a CommandLine,
+    general: &'a General,
+    log: &'a Log,
+    /// `--percentile`, as the workloads take it.
+    percentiles: Vec<f64>,
+}
+
+impl Test<'_> {
+    fn printer(&self, block_size: Option<u64>) -> IntervalPrinter {
+        IntervalPrinter {
+            block_size,
+            percentile: self.general.percentile,
+            silent: self.log.verbosity < 3,
         }
-        "memory" => {
-            let raw_block = line.text("memory-block-size").unwrap_or("1K");
-            let block_size = parse_size(raw_block);
-            if block_size < 8 || !block_size.is_power_of_two() {
-                let shown = if line.options.get("memory-block-size") == Some(&None) {
-                    "(null)"
-                } else {
-                    raw_block
-                };
-                return Err(Fail::Stdout(format!(
-                    "FATAL: Invalid value for memory-block-size: {shown}\n"
-                )));
-            }
-            let total_size = parse_size(line.text("memory-total-size").unwrap_or("100G"));
-            let choice =
-                |name: &str,
-                 default: &'static str,
-                 allowed: &[&'static str]|
-                 -> Result<&'static str, Fail> {
-                    let v = line.text(name).unwrap_or(default);
-                    allowed.iter().find(|a| **a == v).copied().ok_or_else(|| {
-                        Fail::Stdout(format!("FATAL: Invalid value for {name}: {v}\n"))
-                    })
-                };
-            let oper = choice("memory-oper", "write", &["read", "write", "none"])?;
-            let access = choice("memory-access-mode", "seq", &["seq", "rnd"])?;
-            let scope = choice("memory-scope", "global", &["global", "local"])?;
-            let spec = BlockSpec {
-                // sysbench's memory test ignores --events.
-                run: run_options(general, false),
-                threads: general.threads,
-                block_size,
-                total_size,
-                oper: match oper {
-                    "read" => Oper::Read,
-                    "write" => Oper::Write,
-                    _ => Oper::None,
-                },
-                access: if access == "rnd" {
-                    Access::Rnd
-                } else {
-                    Access::Seq
-                },
-                scope: if scope == "local" {
-                    Scope::Local
-                } else {
-                    Scope::Global
-                },
-                hugetlb: bool_option(line, "memory-hugetlb")?,
-                seed: (general.rand_seed != 0).then_some(general.rand_seed as u64),
-                percentiles,
-            };
-            header(general, log);
-            log.notice(&format!(
-                "Running memory speed test with the following options:\n  block size: {}KiB\n  total size: {}MiB\n  operation: {oper}\n  scope: {scope}\n\n",
-                block_size / 1024,
-                total_size / 1048576
-            ));
-            spec.validate()
-                .map_err(|_| Fail::Stdout("FATAL: Failed to allocate buffer!\n".into()))?;
-            starting_workers(general, log);
-            let p = printer(Some(block_size));
-            let outcome = block::run(&spec, &p).map_err(|e| {
-                if spec.hugetlb {
-                    Fail::Stdout(format!(
-                        "FATAL: Failed to allocate {} bytes from HugeTLB memory. ({e})\nFATAL: Failed to allocate buffer!\n",
-                        block_size
-                    ))
-                } else {
-                    spec_error(e)
-                }
-            })?;
-            let events: u64 = outcome.threads.iter().map(|t| t.events).sum();
-            let quota_ended = spec
-                .quota_per_thread()
-                .is_some_and(|q| events >= q * general.threads as u64);
-            finished(&outcome, general, log, quota_ended);
-            log.notice(&report::memory_totals(
-                &outcome,
-                block_size,
-                spec.oper == Oper::None,
-            ));
-            Ok((closing(&outcome, general, log), outcome))
+    }
+
+    fn cpu(&self) -> Result<(ExitCode, Outcome), Fail> {
+        let max_prime = int_option(self.line, "cpu-max-prime", 10_000)?;
+        if max_prime <= 0 {
+            return Err(Fail::Stdout(format!(
+                "FATAL: Invalid value of cpu-max-prime: {max_prime}.\n"
+            )));
         }
-        "threads" => {
-            let yields = int_option(line, "thread-yields", 1000)?;
-            let locks = int_option(line, "thread-locks", 8)?;
-            if locks <= 0 || yields < 0 {
-                let (name, v) = if locks <= 0 {
-                    ("thread-locks", locks)
-                } else {
-                    ("thread-yields", yields)
-                };
+        header(self.general, self.log);
+        self.log.info("Doing CPU performance benchmark\n\n");
+        self.log
+            .notice(&format!("Prime numbers limit: {max_prime}\n\n"));
+        let spec = CpuSpec {
+            run: run_options(self.general, true),
+            threads: vec![self.general.threads],
+            max_prime: (max_prime as u64).max(3),
+            percentiles: self.percentiles.clone(),
+        };
+        starting_workers(self.general, self.log);
+        let p = self.printer(None);
+        let outcome = cpu::run(&spec, &p).map_err(spec_error)?;
+        finished(&outcome, self.general, self.log, false);
+        self.log.notice(&report::cpu_speed(&outcome));
+        Ok((closing(&outcome, self.general, self.log), outcome))
+    }
+
+    fn memory(&self) -> Result<(ExitCode, Outcome), Fail> {
+        let raw_block = self.line.text("memory-block-size").unwrap_or("1K");
+        let block_size = parse_size(raw_block);
+        if block_size < 8 || !block_size.is_power_of_two() {
+            let shown = if self.line.options.get("memory-block-size") == Some(&None) {
+                "(null)"
+            } else {
+                raw_block
+            };
+            return Err(Fail::Stdout(format!(
+                "FATAL: Invalid value for memory-block-size: {shown}\n"
+            )));
+        }
+        let total_size = parse_size(self.line.text("memory-total-size").unwrap_or("100G"));
+        let choice = |name: &str,
+                      default: &'static str,
+                      allowed: &[&'static str]|
+         -> Result<&'static str, Fail> {
+            let v = self.line.text(name).unwrap_or(default);
+            allowed
+                .iter()
+                .find(|a| **a == v)
+                .copied()
+                .ok_or_else(|| Fail::Stdout(format!("FATAL: Invalid value for {name}: {v}\n")))
+        };
+        let oper = choice("memory-oper", "write", &["read", "write", "none"])?;
+        let access = choice("memory-access-mode", "seq", &["seq", "rnd"])?;
+        let scope = choice("memory-scope", "global", &["global", "local"])?;
+        let spec = BlockSpec {
+            // sysbench's memory test ignores --events.
+            run: run_options(self.general, false),
+            threads: self.general.threads,
+            block_size,
+            total_size,
+            oper: match oper {
+                "read" => Oper::Read,
+                "write" => Oper::Write,
+                _ => Oper::None,
+            },
+            access: if access == "rnd" {
+                Access::Rnd
+            } else {
+                Access::Seq
+            },
+            scope: if scope == "local" {
+                Scope::Local
+            } else {
+                Scope::Global
+            },
+            hugetlb: bool_option(self.line, "memory-hugetlb")?,
+            seed: (self.general.rand_seed != 0).then_some(self.general.rand_seed as u64),
+            percentiles: self.percentiles.clone(),
+        };
+        header(self.general, self.log);
+        self.log.notice(&format!(
+            "Running memory speed test with the following options:\n  block size: {}KiB\n  total size: {}MiB\n  operation: {oper}\n  scope: {scope}\n\n",
+            block_size / 1024,
+            total_size / 1048576
+        ));
+        spec.validate()
+            .map_err(|_| Fail::Stdout("FATAL: Failed to allocate buffer!\n".into()))?;
+        starting_workers(self.general, self.log);
+        let p = self.printer(Some(block_size));
+        let outcome = block::run(&spec, &p).map_err(|e| {
+            if spec.hugetlb {
+                Fail::Stdout(format!(
+                    "FATAL: Failed to allocate {} bytes from HugeTLB memory. ({e})\nFATAL: Failed to allocate buffer!\n",
+                    block_size
+                ))
+            } else {
+                spec_error(e)
+            }
+        })?;
+        let events: u64 = outcome.threads.iter().map(|t| t.events).sum();
+        let quota_ended = spec
+            .quota_per_thread()
+            .is_some_and(|q| events >= q * self.general.threads as u64);
+        finished(&outcome, self.general, self.log, quota_ended);
+        self.log.notice(&report::memory_totals(
+            &outcome,
+            block_size,
+            spec.oper == Oper::None,
+        ));
+        Ok((closing(&outcome, self.general, self.log), outcome))
+    }
+
+    fn threads(&self) -> Result<(ExitCode, Outcome), Fail> {
+        let yields = int_option(self.line, "thread-yields", 1000)?;
+        let locks = int_option(self.line, "thread-locks", 8)?;
+        if locks <= 0 || yields < 0 {
+            let (name, v) = if locks <= 0 {
+                ("thread-locks", locks)
+            } else {
+                ("thread-yields", yields)
+            };
+            return Err(Fail::Stdout(format!(
+                "FATAL: Invalid value for {name}: {v}.\n"
+            )));
+        }
+        header(self.general, self.log);
+        self.log.info(&format!(
+            "Doing thread subsystem performance test\nThread yields per test: {yields} Locks used: {locks}\n"
+        ));
+        let spec = ThreadsSpec {
+            run: run_options(self.general, true),
+            threads: self.general.threads,
+            yields: yields.max(0) as u64,
+            locks: locks as usize,
+            percentiles: self.percentiles.clone(),
+        };
+        starting_workers(self.general, self.log);
+        let p = self.printer(None);
+        let outcome = sched::run_threads(&spec, &p).map_err(spec_error)?;
+        finished(&outcome, self.general, self.log, false);
+        Ok((closing(&outcome, self.general, self.log), outcome))
+    }
+
+    fn mutex(&self) -> Result<(ExitCode, Outcome), Fail> {
+        let num = int_option(self.line, "mutex-num", 4096)?;
+        let locks = int_option(self.line, "mutex-locks", 50_000)?;
+        let loops = int_option(self.line, "mutex-loops", 10_000)?;
+        for (name, v) in [
+            ("mutex-num", num),
+            ("mutex-locks", locks),
+            ("mutex-loops", loops),
+        ] {
+            if v < 0 || (v == 0 && name != "mutex-loops") {
                 return Err(Fail::Stdout(format!(
                     "FATAL: Invalid value for {name}: {v}.\n"
                 )));
             }
-            header(general, log);
-            log.info(&format!(
-                "Doing thread subsystem performance test\nThread yields per test: {yields} Locks used: {locks}\n"
-            ));
-            let spec = ThreadsSpec {
-                run: run_options(general, true),
-                threads: general.threads,
-                yields: yields.max(0) as u64,
-                locks: locks as usize,
-                percentiles,
-            };
-            starting_workers(general, log);
-            let p = printer(None);
-            let outcome = sched::run_threads(&spec, &p).map_err(spec_error)?;
-            finished(&outcome, general, log, false);
-            Ok((closing(&outcome, general, log), outcome))
         }
-        "mutex" => {
-            let num = int_option(line, "mutex-num", 4096)?;
-            let locks = int_option(line, "mutex-locks", 50_000)?;
-            let loops = int_option(line, "mutex-loops", 10_000)?;
-            for (name, v) in [
-                ("mutex-num", num),
-                ("mutex-locks", locks),
-                ("mutex-loops", loops),
-            ] {
-                if v < 0 || (v == 0 && name != "mutex-loops") {
-                    return Err(Fail::Stdout(format!(
-                        "FATAL: Invalid value for {name}: {v}.\n"
-                    )));
-                }
-            }
-            header(general, log);
-            log.info("Doing mutex performance test\n");
-            let spec = MutexSpec {
-                run: run_options(general, true),
-                threads: general.threads,
-                mutexes: num as usize,
-                locks: locks as u64,
-                loops: loops as u64,
-                percentiles,
-            };
-            starting_workers(general, log);
-            let p = printer(None);
-            let outcome = sched::run_mutex(&spec, &p).map_err(spec_error)?;
-            // Every thread runs its one event to the end: no limit message.
-            finished(&outcome, general, log, true);
-            Ok((closing(&outcome, general, log), outcome))
-        }
-        _ => unreachable!("test names come from options::TESTS"),
+        header(self.general, self.log);
+        self.log.info("Doing mutex performance test\n");
+        let spec = MutexSpec {
+            run: run_options(self.general, true),
+            threads: self.general.threads,
+            mutexes: num as usize,
+            locks: locks as u64,
+            loops: loops as u64,
+            percentiles: self.percentiles.clone(),
+        };
+        starting_workers(self.general, self.log);
+        let p = self.printer(None);
+        let outcome = sched::run_mutex(&spec, &p).map_err(spec_error)?;
+        // Every thread runs its one event to the end: no limit message.
+        finished(&outcome, self.general, self.log, true);
+        Ok((closing(&outcome, self.general, self.log), outcome))
     }
 }

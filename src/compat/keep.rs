@@ -20,7 +20,7 @@
 //! soak to store), with `HOSTBENCH_NO_SAVE=1`.
 
 use crate::model::Outcome;
-use crate::store::{self, Labels, Location, NewRun};
+use crate::store::{self, Labels, Location, NewRun, StoreError};
 use std::path::Path;
 use std::time::Duration;
 
@@ -113,27 +113,33 @@ pub fn finish(personality: &str, command_line: &[String], record: &Record) {
     }
 }
 
+/// Why a run was not kept.
+#[derive(Debug, thiserror::Error)]
+enum NotKept {
+    #[error("{0}")]
+    Label(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
 fn save(
     personality: &str,
     command_line: &[String],
     outcomes: &[Outcome],
-) -> Result<(i64, String), String> {
+) -> Result<(i64, String), NotKept> {
     let labels = match std::env::var(LABEL) {
-        Ok(text) => parse_labels(&text)?,
+        Ok(text) => parse_labels(&text).map_err(NotKept::Label)?,
         Err(_) => Labels::new(),
     };
     let db = std::env::var(DB).ok();
-    let location = Location::resolve(db.as_deref()).map_err(|e| e.to_string())?;
-    let mut store = store::open(&location).map_err(|e| e.to_string())?;
-    let id = store
-        .save(&NewRun {
-            command: personality,
-            command_line,
-            labels: &labels,
-            profile: None,
-            outcomes,
-        })
-        .map_err(|e| e.to_string())?;
+    let mut store = store::open(&Location::resolve(db.as_deref())?)?;
+    let id = store.save(&NewRun {
+        command: personality,
+        command_line,
+        labels: &labels,
+        profile: None,
+        outcomes,
+    })?;
     Ok((id, store.location()))
 }
 

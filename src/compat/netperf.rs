@@ -9,10 +9,11 @@
 
 use super::getopt::ShortOpts;
 use crate::model::Outcome;
-use crate::net::client::{self, ClientSpec};
-use crate::net::protocol::TestRequest;
-use crate::net::sock::SockOpts;
-use crate::net::{Family, TestKind, outcome};
+use crate::workload::net::client::{self, ClientSpec};
+use crate::workload::net::protocol::TestRequest;
+use crate::workload::net::sock::SockOpts;
+use crate::workload::net::{Family, TestKind, outcome};
+use crate::workload::observe::Quiet;
 use std::process::ExitCode;
 
 /// netserver's port, which the netserver personality listens on too.
@@ -268,8 +269,8 @@ pub(super) fn parse(args: &[String]) -> Result<Option<Options>, String> {
     Ok(Some(o))
 }
 
-pub fn main(args: &[String], _record: &mut super::Record) -> ExitCode {
-    let o = match parse(args) {
+pub fn main(args: &[String], record: &mut super::Record) -> ExitCode {
+    let mut o = match parse(args) {
         Ok(Some(o)) => o,
         Ok(None) => {
             print!("{USAGE}");
@@ -281,12 +282,47 @@ pub fn main(args: &[String], _record: &mut super::Record) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    if let Some(slice) = record.slice {
+        // A soak slice: the slice's length replaces -l (a time, never a count).
+        o.length = slice.as_secs_f64().round().max(1.0) as i64;
+    }
     let (init_snd, init_rcv) = initial_buffers(&o);
     let send_size = o.send_size.unwrap_or(if o.test.is_udp() {
         init_snd.min(65507)
     } else {
         init_snd
     });
+    let spec = client_spec(&o, send_size);
+    if o.headers && o.verbosity >= 0 && o.output.is_none() {
+        println!("{}", banner(&o));
+    }
+    let result = match client::run(&spec, &Quiet) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("netperf: {e}");
+            if matches!(e, crate::workload::net::NetError::Connect { .. }) {
+                eprintln!(
+                    "establish control: are you sure there is a netserver listening on {} at port {}?",
+                    o.host, o.port
+                );
+            }
+            return ExitCode::from(1);
+        }
+    };
+    let out = outcome::to_outcome(&result, &o.host);
+    print!("{}", render(&o, &out, (init_snd, init_rcv), send_size));
+    record.keep(out);
+    ExitCode::SUCCESS
+}
+
+/// The test netperf's options ask for: `-l` seconds, or (negative) bytes or
+/// transactions.
+fn client_spec(o: &Options, send_size: u64) -> ClientSpec {
+    let count = if o.length < 0 {
+        o.length.unsigned_abs()
+    } else {
+        0
+    };
     let request = TestRequest {
         test: o.test,
         duration_ms: if o.length > 0 {
@@ -294,16 +330,8 @@ pub fn main(args: &[String], _record: &mut super::Record) -> ExitCode {
         } else {
             0
         },
-        bytes: if o.length < 0 && !o.test.is_rr() {
-            o.length.unsigned_abs()
-        } else {
-            0
-        },
-        transactions: if o.length < 0 && o.test.is_rr() {
-            o.length.unsigned_abs()
-        } else {
-            0
-        },
+        bytes: if o.test.is_rr() { 0 } else { count },
+        transactions: if o.test.is_rr() { count } else { 0 },
         parallel: 1,
         send_size: send_size.max(1) as u32,
         recv_size: o.recv_size.unwrap_or(send_size).max(1) as u32,
@@ -322,25 +350,7 @@ pub fn main(args: &[String], _record: &mut super::Record) -> ExitCode {
         rcvbuf: o.local_rcvbuf as u32,
         nodelay: o.nodelay,
     };
-    if o.headers && o.verbosity >= 0 && o.output.is_none() {
-        println!("{}", banner(&o));
-    }
-    let result = match client::run(&spec, &|_| {}) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("netperf: {e}");
-            if matches!(e, crate::net::NetError::Connect { .. }) {
-                eprintln!(
-                    "establish control: are you sure there is a netserver listening on {} at port {}?",
-                    o.host, o.port
-                );
-            }
-            return ExitCode::from(1);
-        }
-    };
-    let out = outcome::to_outcome(&result, &o.host);
-    print!("{}", render(&o, &out, (init_snd, init_rcv), send_size));
-    ExitCode::SUCCESS
+    spec
 }
 
 /// The socket sizes netperf shows are those at socket creation, before autotuning.
@@ -372,7 +382,7 @@ fn banner(o: &Options) -> String {
         Family::V6 => "AF_INET6",
         _ => "AF_INET",
     };
-    let ip = crate::net::resolve(&o.host, o.port, o.family)
+    let ip = crate::workload::net::resolve(&o.host, o.port, o.family)
         .ok()
         .and_then(|a| a.first().map(|a| a.ip().to_string()))
         .filter(|ip| *ip != o.host)

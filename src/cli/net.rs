@@ -386,23 +386,33 @@ fn latency_text(lat: &crate::model::Latency) -> String {
 }
 
 fn cpu_text(o: &Outcome) -> String {
-    let get = |n: &str| o.metric(n, None).map_or(0.0, |m| m.value);
+    let get = |n: &str| o.metric(n, None).map(|m| m.value);
+    let end = |label: &str, percent: Option<f64>, cores: Option<f64>| match (percent, cores) {
+        (Some(p), Some(c)) => format!("{label} {p:.1} % ({c:.2} cores)"),
+        // iperf3's protocol does not say how many CPUs the remote end has.
+        (None, Some(c)) => format!("{label} {c:.2} cores"),
+        (_, None) => format!("{label} ?"),
+    };
     format!(
-        "local {:.1} % ({:.2} cores), remote {:.1} % ({:.2} cores)",
-        get("local_cpu_percent"),
-        get("local_cpu_cores"),
-        get("remote_cpu_percent"),
-        get("remote_cpu_cores"),
+        "{}, {}",
+        end("local", get("local_cpu_percent"), get("local_cpu_cores")),
+        end("remote", get("remote_cpu_percent"), get("remote_cpu_cores"))
     )
 }
 
 fn buffers_text(o: &Outcome) -> String {
     let get = |n: &str| o.metric(n, None).map_or(0.0, |m| m.value);
-    format!(
-        "local send {} / recv {}, remote send {} / recv {} bytes",
+    let mut s = format!(
+        "local send {} / recv {}",
         get("local_sndbuf"),
-        get("local_rcvbuf"),
-        get("remote_sndbuf"),
-        get("remote_rcvbuf"),
-    )
+        get("local_rcvbuf")
+    );
+    if o.metric("remote_sndbuf", None).is_some() {
+        s += &format!(
+            ", remote send {} / recv {}",
+            get("remote_sndbuf"),
+            get("remote_rcvbuf")
+        );
+    }
+    s + " bytes"
 }

@@ -345,21 +345,23 @@ impl Figures {
         }
     }
 
+    /// CPU is what the test cost: less for the same test is better (netperf's
+    /// service demand reads the same way).
     fn push_cpu(&self, o: &mut Outcome) {
         let c = &self.cpu;
-        add(o, "local_cpu_cores", c.local_cores, Unit::Ratio);
+        let cost = |o: &mut Outcome, name: &str, v: f64| {
+            let mut m = Metric::new(name, v, Unit::Ratio);
+            m.better = Better::Lower;
+            o.push(m);
+        };
+        cost(o, "local_cpu_cores", c.local_cores);
         if let Some(remote) = c.remote_cores {
-            add(o, "remote_cpu_cores", remote, Unit::Ratio);
+            cost(o, "remote_cpu_cores", remote);
         }
         let percent = |cores: f64, cpus: u32| 100.0 * cores / f64::from(cpus.max(1));
-        add(
-            o,
-            "local_cpu_percent",
-            percent(c.local_cores, c.local_cpus),
-            Unit::Ratio,
-        );
+        cost(o, "local_cpu_percent", percent(c.local_cores, c.local_cpus));
         if let (Some(remote), Some(cpus)) = (c.remote_cores, c.remote_cpus) {
-            add(o, "remote_cpu_percent", percent(remote, cpus), Unit::Ratio);
+            cost(o, "remote_cpu_percent", percent(remote, cpus));
         }
     }
 
@@ -727,6 +729,8 @@ mod tests {
         close(value(&o, "local_sndbuf"), 4096.0);
         close(value(&o, "remote_rcvbuf"), 2000.0);
         close(value(&o, "mss"), 1448.0);
+        let cpu = o.metric("local_cpu_cores", None).unwrap();
+        assert_eq!(cpu.better, Better::Lower, "CPU is a cost");
         let p: Vec<(&str, &str)> = o
             .params
             .iter()

@@ -452,7 +452,7 @@ fn run_tcp(
 /// Params: the method (`icmp` or `tcp-connect`), the ICMP payload size (`-s`), and
 /// the interval (`-i`): a probe a second finds an idle host whose CPUs and NIC have
 /// gone to sleep between probes, a probe every 10 ms one that stays awake, so the
-/// interval changes the round trip measured (on VMs by tens of microseconds) and is a
+/// interval changes the round trip measured (measurably, on VMs especially) and is a
 /// setting people compare. The count, deadline and timeout only bound the run; the
 /// destination is what is compared.
 pub fn to_outcome(spec: &PingSpec, r: &PingResult) -> Outcome {

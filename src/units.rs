@@ -144,7 +144,7 @@ pub fn format_rate(bytes_per_sec: f64) -> String {
     }
 }
 
-/// Bits per second, 1000-based, 3–4 significant digits: `9.41 Gbit/s` (network
+/// Bits per second, 1000-based, two decimals: `9.41 Gbit/s` (network
 /// rates are written in bits, as every network tool writes them).
 pub fn format_bits(bytes_per_sec: f64) -> String {
     let bits = bytes_per_sec * 8.0;

@@ -8,7 +8,6 @@ pub mod host;
 pub mod limits;
 pub mod measure;
 pub mod model;
-pub mod net;
 pub mod progress;
 pub mod report;
 pub mod store;

@@ -144,6 +144,22 @@ pub fn format_rate(bytes_per_sec: f64) -> String {
     }
 }
 
+/// Bits per second, 1000-based, two decimals: `9.41 Gbit/s` (network
+/// rates are written in bits, as every network tool writes them).
+pub fn format_bits(bytes_per_sec: f64) -> String {
+    let bits = bytes_per_sec * 8.0;
+    let (v, unit) = if bits >= 1e9 {
+        (bits / 1e9, "Gbit/s")
+    } else if bits >= 1e6 {
+        (bits / 1e6, "Mbit/s")
+    } else if bits >= 1e3 {
+        (bits / 1e3, "kbit/s")
+    } else {
+        (bits, "bit/s")
+    };
+    format!("{v:.2} {unit}")
+}
+
 /// A latency in nanoseconds, in the unit that keeps 3-4 significant digits.
 pub fn format_ns(ns: f64) -> String {
     if ns < 1e3 {
@@ -239,6 +255,13 @@ pub fn thousands(value: f64, decimals: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bits() {
+        assert_eq!(format_bits(1.25e9), "10.00 Gbit/s");
+        assert_eq!(format_bits(625_000.0), "5.00 Mbit/s");
+        assert_eq!(format_bits(10.0), "80.00 bit/s");
+    }
 
     #[test]
     fn sizes() {

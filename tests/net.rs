@@ -4,7 +4,7 @@
 mod common;
 
 use common::{run, stderr, stdout};
-use hostbench::net::server::{Server, ServerConfig, ServerHandle};
+use hostbench::workload::net::server::{Server, ServerConfig, ServerHandle};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -438,8 +438,8 @@ fn server_bandwidth_limit_paces_what_it_sends() {
 /// the test, and only after it presented the test's token.
 #[test]
 fn udp_is_sent_only_to_the_peer_that_asked() {
-    use hostbench::net::protocol::{self, Message, TestRequest};
-    use hostbench::net::{TestKind, server::join_datagram};
+    use hostbench::workload::net::protocol::{self, Message, TestRequest};
+    use hostbench::workload::net::{TestKind, server::join_datagram};
     let s = server();
     let mut ctl = TcpStream::connect(s.addr).unwrap();
     ctl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();

@@ -291,7 +291,7 @@ fn human_run(run: &StoredRun) -> String {
     for o in &run.outcomes {
         // The workload's own report where it has one, else the common one.
         out += &match o.workload.as_str() {
-            "net" => crate::net::outcome::text(o),
+            "net" => super::net::text(o),
             _ => report::text::outcome(o),
         };
         out.push('\n');

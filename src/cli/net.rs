@@ -2,13 +2,18 @@
 
 use super::save::SaveArgs;
 use super::{CliError, finished, parse_duration, parse_size};
-use crate::net::client::{self, ClientSpec};
-use crate::net::protocol::{Limits, TestRequest};
-use crate::net::server::{Server, ServerConfig};
-use crate::net::sock::SockOpts;
-use crate::net::{DEFAULT_PORT, Family, TestKind, outcome};
+use crate::model::Outcome;
 use crate::progress::{Expect, Progress};
 use crate::report;
+use crate::units::{format_bits, format_ns, thousands};
+use crate::workload::net::client::{self, ClientSpec};
+use crate::workload::net::outcome::{self, names, trim};
+use crate::workload::net::protocol::IntervalReport;
+use crate::workload::net::protocol::{Limits, TestRequest};
+use crate::workload::net::server::{Server, ServerConfig};
+use crate::workload::net::sock::SockOpts;
+use crate::workload::net::{DEFAULT_PORT, Family, TestKind};
+use crate::workload::observe::{self, Observer, Snapshot};
 use clap::{Args, Subcommand};
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -53,7 +58,7 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 64, value_name = "N")]
     max_parallel: u32,
     /// Cap on the UDP rate a client may ask for, bits/s (e.g. 1G; default: none).
-    #[arg(long, value_name = "RATE", value_parser = crate::net::parse_rate)]
+    #[arg(long, value_name = "RATE", value_parser = crate::workload::net::parse_rate)]
     max_rate: Option<u64>,
     /// Drop a client that says nothing for this long.
     #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
@@ -101,7 +106,7 @@ pub struct ClientArgs {
     #[arg(short, long, value_name = "SIZE", value_parser = parse_size)]
     window: Option<u64>,
     /// UDP sending rate per stream in bits/s, e.g. 100M (default: as fast as possible).
-    #[arg(short = 'b', long, value_name = "RATE", value_parser = crate::net::parse_rate)]
+    #[arg(short = 'b', long, value_name = "RATE", value_parser = crate::workload::net::parse_rate)]
     rate: Option<u64>,
     /// Print the receiver's throughput (or the transaction rate) every DURATION.
     #[arg(short, long, value_name = "DURATION", value_parser = parse_duration)]
@@ -238,26 +243,43 @@ fn client_spec(a: &ClientArgs) -> Result<ClientSpec, CliError> {
     Ok(spec)
 }
 
+/// What `hostbench net` watches a test with: interval lines, or a bar.
+struct Watch<'a> {
+    test: TestKind,
+    lines: bool,
+    bar: Option<&'a Progress>,
+}
+
+impl Observer for Watch<'_> {
+    fn progress(&self, p: &observe::Progress) {
+        if let Some(b) = self.bar {
+            b.progress(p);
+        }
+    }
+
+    fn snapshot(&self, s: &Snapshot<'_>) {
+        if let Snapshot::Net(i) = s
+            && self.lines
+        {
+            println!("{}", interval_line(self.test, i));
+        }
+    }
+}
+
 fn run_client(a: ClientArgs) -> Result<ExitCode, CliError> {
     let spec = client_spec(&a)?;
     a.save.check()?;
-    let test = spec.request.test;
     let json = a.json;
-    let on_interval = |i: &crate::net::protocol::IntervalReport| {
-        if !json {
-            println!("{}", outcome::interval_line(test, i));
-        }
-    };
     // A bar on a terminal for timed runs without interval lines (they would interleave).
     let duration = Duration::from_millis(spec.request.duration_ms);
     let bar = (!json && a.interval.is_none() && !duration.is_zero())
         .then(|| Progress::new("net", Expect::Time(duration)));
-    let quiet = crate::workload::runner::Quiet;
-    let observer: &dyn crate::workload::runner::Observer = match &bar {
-        Some(b) => b,
-        None => &quiet,
+    let watch = Watch {
+        test: spec.request.test,
+        lines: !json,
+        bar: bar.as_ref(),
     };
-    let result = client::run_observed(&spec, &on_interval, observer);
+    let result = client::run(&spec, &watch);
     if let Some(b) = &bar {
         b.finish();
     }
@@ -273,8 +295,124 @@ fn run_client(a: ClientArgs) -> Result<ExitCode, CliError> {
     if json {
         println!("{}", report::json::outcome(&o));
     } else {
-        print!("{}", outcome::text(&o));
+        print!("{}", text(&o));
     }
     a.save.save("net", None, std::slice::from_ref(&o))?;
     Ok(finished(o.interrupted))
+}
+
+/// One live interval line.
+pub fn interval_line(test: TestKind, i: &IntervalReport) -> String {
+    let span = (i.end_s - i.start_s).max(1e-9);
+    let what = if test.is_rr() {
+        format!("{:>12.1} trans/s", i.packets as f64 / span)
+    } else {
+        format!("{:>14}", format_bits(i.bytes as f64 / span))
+    };
+    format!("[{:6.2}-{:6.2} s] {what}", i.start_s, i.end_s)
+}
+
+/// The human report of a `net` outcome (`hostbench net`, `history`, `run`).
+pub fn text(o: &Outcome) -> String {
+    let mut out = heading(o);
+    let get = |n: &str| o.metric(n, None).map(|m| m.value);
+    let line = |label: &str, value: String| format!("  {label:<22} {value}\n");
+    if let Some(t) = get(names::THROUGHPUT) {
+        out += &line(
+            "throughput (receiver)",
+            format!("{}   ({:.2} MB/s)", format_bits(t), t / 1e6),
+        );
+        if let Some(s) = get(names::SENDER_THROUGHPUT) {
+            out += &line("sender", format_bits(s));
+        }
+    }
+    if let Some(t) = get(names::TRANSACTIONS_PER_SEC) {
+        out += &line("transactions", format!("{} /s", thousands(t, 2)));
+    }
+    if let Some(lat) = &o.latency {
+        out += &line("round-trip latency", latency_text(lat));
+    }
+    for (name, label) in [
+        ("retransmits", "TCP retransmits"),
+        ("datagrams_sent", "datagrams sent"),
+        ("datagrams_received", "datagrams received"),
+        ("datagrams_lost", "datagrams lost"),
+        ("transactions_lost", "transactions lost"),
+    ] {
+        if let Some(v) = get(name) {
+            out += &line(label, thousands(v, 0));
+        }
+    }
+    if let Some(l) = get("loss_ratio") {
+        out += &line("loss", format!("{:.2} %", l * 100.0));
+    }
+    out += &line("CPU", cpu_text(o));
+    out += &line("socket buffers", buffers_text(o));
+    out += &line("elapsed", format!("{:.2} s", o.elapsed_s));
+    for n in &o.notes {
+        out += &format!("  note: {n}\n");
+    }
+    out
+}
+
+/// `TCP_STREAM to 10.0.0.2:12866, 1 stream · host`, and the interrupted mark.
+fn heading(o: &Outcome) -> String {
+    let test = o.spec.get("mode").and_then(|m| m.as_str()).unwrap_or("?");
+    let peer = o.spec.get("peer").and_then(|m| m.as_str()).unwrap_or("?");
+    let parallel = o.spec.get("parallel").and_then(|m| m.as_u64()).unwrap_or(1);
+    let mut out = format!(
+        "{test} to {peer}, {parallel} stream{} · {}\n",
+        if parallel == 1 { "" } else { "s" },
+        o.host.summary()
+    );
+    if o.interrupted {
+        out += "INTERRUPTED: partial results\n";
+    }
+    out.push('\n');
+    out
+}
+
+fn latency_text(lat: &crate::model::Latency) -> String {
+    let mut s = format!(
+        "min {}  mean {}",
+        format_ns(lat.min_ns),
+        format_ns(lat.mean_ns)
+    );
+    for p in &lat.percentiles {
+        s += &format!("  p{} {}", trim(p.p), format_ns(p.ns));
+    }
+    s += &format!("  max {}", format_ns(lat.max_ns));
+    s
+}
+
+fn cpu_text(o: &Outcome) -> String {
+    let get = |n: &str| o.metric(n, None).map(|m| m.value);
+    let end = |label: &str, percent: Option<f64>, cores: Option<f64>| match (percent, cores) {
+        (Some(p), Some(c)) => format!("{label} {p:.1} % ({c:.2} cores)"),
+        // iperf3's protocol does not say how many CPUs the remote end has.
+        (None, Some(c)) => format!("{label} {c:.2} cores"),
+        (_, None) => format!("{label} ?"),
+    };
+    format!(
+        "{}, {}",
+        end("local", get("local_cpu_percent"), get("local_cpu_cores")),
+        end("remote", get("remote_cpu_percent"), get("remote_cpu_cores"))
+    )
+}
+
+fn buffers_text(o: &Outcome) -> String {
+    let get = |n: &str| o.metric(n, None).map_or(0.0, |m| m.value);
+    let mut s = format!(
+        "local send {} / recv {}",
+        get("local_sndbuf"),
+        get("local_rcvbuf")
+    );
+    if o.metric("remote_sndbuf", None).is_some() {
+        s += &format!(
+            ", remote send {} / recv {}",
+            get("remote_sndbuf"),
+            get("remote_rcvbuf")
+        );
+    }
+    s + " bytes"
 }

@@ -143,7 +143,7 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
 /// A step's outcome as its own command prints it.
 fn render(o: &crate::model::Outcome) -> String {
     match o.workload.as_str() {
-        "net" => crate::net::outcome::text(o),
+        "net" => super::net::text(o),
         _ => report::text::outcome(o),
     }
 }
@@ -151,7 +151,7 @@ fn render(o: &crate::model::Outcome) -> String {
 /// `--peer` parses and its name resolves, or the run does not start.
 fn check_peer(text: &str) -> Result<Peer, CliError> {
     let peer = parse_peer(text).map_err(CliError::Usage)?;
-    crate::net::resolve(&peer.host, peer.port, crate::net::Family::Any)
+    crate::workload::net::resolve(&peer.host, peer.port, crate::workload::net::Family::Any)
         .map_err(|e| CliError::Usage(format!("--peer '{text}': {e}")))?;
     Ok(peer)
 }

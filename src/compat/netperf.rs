@@ -9,10 +9,11 @@
 
 use super::getopt::ShortOpts;
 use crate::model::Outcome;
-use crate::net::client::{self, ClientSpec};
-use crate::net::protocol::TestRequest;
-use crate::net::sock::SockOpts;
-use crate::net::{Family, TestKind, outcome};
+use crate::workload::net::client::{self, ClientSpec};
+use crate::workload::net::protocol::TestRequest;
+use crate::workload::net::sock::SockOpts;
+use crate::workload::net::{Family, TestKind, outcome};
+use crate::workload::observe::Quiet;
 use std::process::ExitCode;
 
 /// netserver's port, which the netserver personality listens on too.
@@ -86,190 +87,221 @@ fn pair(s: &str, what: &str) -> Result<(Option<u64>, Option<u64>), String> {
 }
 
 pub(super) fn parse(args: &[String]) -> Result<Option<Options>, String> {
-    let mut o = Options {
-        host: "localhost".into(),
-        family: Family::Any,
-        port: NETSERVER_PORT,
-        length: 10,
-        test: TestKind::TcpStream,
-        units: 'm',
-        headers: true,
-        verbosity: 1,
-        local_cpu: false,
-        remote_cpu: false,
-        send_size: None,
-        recv_size: None,
-        local_sndbuf: 0,
-        local_rcvbuf: 0,
-        remote_sndbuf: 0,
-        remote_rcvbuf: 0,
-        request: 1,
-        response: 1,
-        nodelay: false,
-        output: None,
-    };
     let split = args.iter().position(|a| a == "--").unwrap_or(args.len());
     let (global, test) = (&args[..split], args.get(split + 1..).unwrap_or(&[]));
-    let mut units_given = false;
-    let mut opts = ShortOpts::new(global);
-    while let Some(opt) = opts.next_opt() {
-        let flag = opt.flag;
-        let mut value = || {
-            opts.value(&opt)
-                .map(str::to_string)
-                .ok_or_else(|| fail(&format!("option {flag} requires an argument")))
-        };
-        match flag {
-            "-h" => return Ok(None),
-            "-V" => {
-                println!(
-                    "Netperf version 2.7.1 (hostbench {} personality)",
-                    env!("CARGO_PKG_VERSION")
-                );
-                return Err(String::new());
-            }
-            "-H" => {
-                let v = value()?;
-                let (h, fam) = v.split_once(',').unwrap_or((&v, ""));
-                o.host = h.to_string();
-                match fam {
-                    "4" | "inet" => o.family = Family::V4,
-                    "6" | "inet6" => o.family = Family::V6,
-                    _ => {}
-                }
-            }
-            "-l" => {
-                let v = value()?;
-                o.length = v
-                    .trim()
-                    .parse()
-                    .map_err(|_| fail(&format!("invalid test length '{v}'")))?;
-                if o.length == 0 {
-                    return Err(fail("test length must not be 0"));
-                }
-            }
-            "-t" => {
-                let v = value()?;
-                o.test = TestKind::parse(&v).ok_or_else(|| {
-                    fail(&format!("test '{v}' is not supported: use TCP_STREAM, TCP_MAERTS, TCP_RR, TCP_CRR, UDP_STREAM or UDP_RR"))
-                })?;
-            }
-            "-p" => {
-                let v = value()?;
-                let port = v.split(',').next().unwrap_or("");
-                o.port = port
-                    .parse()
-                    .map_err(|_| fail(&format!("invalid port '{v}'")))?;
-            }
-            "-f" => {
-                let v = value()?;
-                let c = v.chars().next().unwrap_or(' ');
-                if !"GMKgmk".contains(c) || v.len() != 1 {
-                    return Err(fail(&format!(
-                        "invalid format '{v}': use G, M, K, g, m or k"
-                    )));
-                }
-                o.units = c;
-                units_given = true;
-            }
-            "-P" => {
-                let v = value()?;
-                o.headers = v.trim() != "0";
-            }
-            "-v" => {
-                let v = value()?;
-                o.verbosity = v
-                    .trim()
-                    .parse()
-                    .map_err(|_| fail(&format!("invalid verbosity '{v}'")))?;
-            }
-            // The CPU rate that may follow is netperf's calibration: not needed here.
-            "-c" => {
-                o.local_cpu = true;
-                let _ = opts.optional(&opt);
-            }
-            "-C" => {
-                o.remote_cpu = true;
-                let _ = opts.optional(&opt);
-            }
-            "-4" => o.family = Family::V4,
-            "-6" => o.family = Family::V6,
-            "-j" | "-D" | "-N" => {}
-            // Accepted for compatibility; the value has no effect here.
-            "-L" | "-T" | "-I" | "-i" | "-o" | "-O" | "-a" | "-A" | "-b" | "-w" | "-W" | "-Z"
-            | "-F" | "-n" => {
-                let _ = value()?;
-            }
-            other => return Err(fail(&format!("invalid option -- '{other}'"))),
-        }
-    }
-    let mut opts = ShortOpts::new(test);
-    while let Some(opt) = opts.next_opt() {
-        let flag = opt.flag;
-        let mut value = || {
-            opts.value(&opt)
-                .map(str::to_string)
-                .ok_or_else(|| fail(&format!("test option {flag} requires an argument")))
-        };
-        match flag {
-            "-m" => o.send_size = pair(&value()?, "send size")?.0,
-            "-M" => o.recv_size = pair(&value()?, "receive size")?.0,
-            "-s" => {
-                let (a, b) = pair(&value()?, "local socket size")?;
-                o.local_sndbuf = a.unwrap_or(0);
-                o.local_rcvbuf = b.unwrap_or(0);
-            }
-            "-S" => {
-                let (a, b) = pair(&value()?, "remote socket size")?;
-                o.remote_sndbuf = a.unwrap_or(0);
-                o.remote_rcvbuf = b.unwrap_or(0);
-            }
-            "-r" => {
-                let (a, b) = pair(&value()?, "request/response size")?;
-                o.request = a.unwrap_or(1);
-                o.response = b.unwrap_or(o.request);
-            }
-            "-D" => o.nodelay = true,
-            "-4" => o.family = Family::V4,
-            "-6" => o.family = Family::V6,
-            "-o" | "-O" | "-k" => {
-                let names = opts
-                    .optional(&opt)
-                    .map(|l| {
-                        l.split(',')
-                            .map(|s| s.trim().to_ascii_uppercase())
-                            .filter(|s| !s.is_empty())
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                o.output = Some((flag.chars().nth(1).expect("flag letter"), names));
-            }
-            // -R (allow routing), -P (data ports), -p (port range), -K (congestion), -T.
-            "-R" | "-P" | "-p" | "-K" | "-T" | "-b" | "-c" | "-n" | "-N" => {
-                let _ = value()?;
-            }
-            other => return Err(fail(&format!("invalid test option -- '{other}'"))),
-        }
-    }
-    if !units_given && o.test.is_rr() {
-        o.units = 'x';
-    }
-    let max = if o.test.is_udp() { 65507 } else { 16 << 20 };
-    for (what, v) in [
-        ("send size", o.send_size.unwrap_or(1)),
-        ("receive size", o.recv_size.unwrap_or(1)),
-        ("request size", o.request),
-        ("response size", o.response),
-    ] {
-        if v == 0 || v > max {
-            return Err(fail(&format!("{what} {v} is out of range (1 to {max})")));
-        }
-    }
+    let mut o = Options::default();
+    let Some(units_given) = o.global_options(global)? else {
+        return Ok(None);
+    };
+    o.test_options(test)?;
+    o.check(units_given)?;
     Ok(Some(o))
 }
 
-pub fn main(args: &[String], _record: &mut super::Record) -> ExitCode {
-    let o = match parse(args) {
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            host: "localhost".into(),
+            family: Family::Any,
+            port: NETSERVER_PORT,
+            length: 10,
+            test: TestKind::TcpStream,
+            units: 'm',
+            headers: true,
+            verbosity: 1,
+            local_cpu: false,
+            remote_cpu: false,
+            send_size: None,
+            recv_size: None,
+            local_sndbuf: 0,
+            local_rcvbuf: 0,
+            remote_sndbuf: 0,
+            remote_rcvbuf: 0,
+            request: 1,
+            response: 1,
+            nodelay: false,
+            output: None,
+        }
+    }
+}
+
+impl Options {
+    /// netperf's global options; None for `-h`, else whether `-f` was given.
+    fn global_options(&mut self, global: &[String]) -> Result<Option<bool>, String> {
+        let o = self;
+        let mut units_given = false;
+        let mut opts = ShortOpts::new(global);
+        while let Some(opt) = opts.next_opt() {
+            let flag = opt.flag;
+            let mut value = || {
+                opts.value(&opt)
+                    .map(str::to_string)
+                    .ok_or_else(|| fail(&format!("option {flag} requires an argument")))
+            };
+            match flag {
+                "-h" => return Ok(None),
+                "-V" => {
+                    println!(
+                        "Netperf version 2.7.1 (hostbench {} personality)",
+                        env!("CARGO_PKG_VERSION")
+                    );
+                    return Err(String::new());
+                }
+                "-H" => {
+                    let v = value()?;
+                    let (h, fam) = v.split_once(',').unwrap_or((&v, ""));
+                    o.host = h.to_string();
+                    match fam {
+                        "4" | "inet" => o.family = Family::V4,
+                        "6" | "inet6" => o.family = Family::V6,
+                        _ => {}
+                    }
+                }
+                "-l" => {
+                    let v = value()?;
+                    o.length = v
+                        .trim()
+                        .parse()
+                        .map_err(|_| fail(&format!("invalid test length '{v}'")))?;
+                    if o.length == 0 {
+                        return Err(fail("test length must not be 0"));
+                    }
+                }
+                "-t" => {
+                    let v = value()?;
+                    o.test = TestKind::parse(&v).ok_or_else(|| {
+                        fail(&format!("test '{v}' is not supported: use TCP_STREAM, TCP_MAERTS, TCP_RR, TCP_CRR, UDP_STREAM or UDP_RR"))
+                    })?;
+                }
+                "-p" => {
+                    let v = value()?;
+                    let port = v.split(',').next().unwrap_or("");
+                    o.port = port
+                        .parse()
+                        .map_err(|_| fail(&format!("invalid port '{v}'")))?;
+                }
+                "-f" => {
+                    let v = value()?;
+                    let c = v.chars().next().unwrap_or(' ');
+                    if !"GMKgmk".contains(c) || v.len() != 1 {
+                        return Err(fail(&format!(
+                            "invalid format '{v}': use G, M, K, g, m or k"
+                        )));
+                    }
+                    o.units = c;
+                    units_given = true;
+                }
+                "-P" => {
+                    let v = value()?;
+                    o.headers = v.trim() != "0";
+                }
+                "-v" => {
+                    let v = value()?;
+                    o.verbosity = v
+                        .trim()
+                        .parse()
+                        .map_err(|_| fail(&format!("invalid verbosity '{v}'")))?;
+                }
+                // The CPU rate that may follow is netperf's calibration: not needed here.
+                "-c" => {
+                    o.local_cpu = true;
+                    let _ = opts.optional(&opt);
+                }
+                "-C" => {
+                    o.remote_cpu = true;
+                    let _ = opts.optional(&opt);
+                }
+                "-4" => o.family = Family::V4,
+                "-6" => o.family = Family::V6,
+                "-j" | "-D" | "-N" => {}
+                // Accepted for compatibility; the value has no effect here.
+                "-L" | "-T" | "-I" | "-i" | "-o" | "-O" | "-a" | "-A" | "-b" | "-w" | "-W"
+                | "-Z" | "-F" | "-n" => {
+                    let _ = value()?;
+                }
+                other => return Err(fail(&format!("invalid option -- '{other}'"))),
+            }
+        }
+        Ok(Some(units_given))
+    }
+
+    /// The test's options, after `--`.
+    fn test_options(&mut self, test: &[String]) -> Result<(), String> {
+        let o = self;
+        let mut opts = ShortOpts::new(test);
+        while let Some(opt) = opts.next_opt() {
+            let flag = opt.flag;
+            let mut value = || {
+                opts.value(&opt)
+                    .map(str::to_string)
+                    .ok_or_else(|| fail(&format!("test option {flag} requires an argument")))
+            };
+            match flag {
+                "-m" => o.send_size = pair(&value()?, "send size")?.0,
+                "-M" => o.recv_size = pair(&value()?, "receive size")?.0,
+                "-s" => {
+                    let (a, b) = pair(&value()?, "local socket size")?;
+                    o.local_sndbuf = a.unwrap_or(0);
+                    o.local_rcvbuf = b.unwrap_or(0);
+                }
+                "-S" => {
+                    let (a, b) = pair(&value()?, "remote socket size")?;
+                    o.remote_sndbuf = a.unwrap_or(0);
+                    o.remote_rcvbuf = b.unwrap_or(0);
+                }
+                "-r" => {
+                    let (a, b) = pair(&value()?, "request/response size")?;
+                    o.request = a.unwrap_or(1);
+                    o.response = b.unwrap_or(o.request);
+                }
+                "-D" => o.nodelay = true,
+                "-4" => o.family = Family::V4,
+                "-6" => o.family = Family::V6,
+                "-o" | "-O" | "-k" => {
+                    let names = opts
+                        .optional(&opt)
+                        .map(|l| {
+                            l.split(',')
+                                .map(|s| s.trim().to_ascii_uppercase())
+                                .filter(|s| !s.is_empty())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    o.output = Some((flag.chars().nth(1).expect("flag letter"), names));
+                }
+                // -R (allow routing), -P (data ports), -p (port range), -K (congestion), -T.
+                "-R" | "-P" | "-p" | "-K" | "-T" | "-b" | "-c" | "-n" | "-N" => {
+                    let _ = value()?;
+                }
+                other => return Err(fail(&format!("invalid test option -- '{other}'"))),
+            }
+        }
+        Ok(())
+    }
+
+    /// RR tests print transactions unless `-f` says otherwise; sizes within bounds.
+    fn check(&mut self, units_given: bool) -> Result<(), String> {
+        let o = self;
+        if !units_given && o.test.is_rr() {
+            o.units = 'x';
+        }
+        let max = if o.test.is_udp() { 65507 } else { 16 << 20 };
+        for (what, v) in [
+            ("send size", o.send_size.unwrap_or(1)),
+            ("receive size", o.recv_size.unwrap_or(1)),
+            ("request size", o.request),
+            ("response size", o.response),
+        ] {
+            if v == 0 || v > max {
+                return Err(fail(&format!("{what} {v} is out of range (1 to {max})")));
+            }
+        }
+        Ok(())
+    }
+}
+
+pub fn main(args: &[String], record: &mut super::Record) -> ExitCode {
+    let mut o = match parse(args) {
         Ok(Some(o)) => o,
         Ok(None) => {
             print!("{USAGE}");
@@ -281,12 +313,47 @@ pub fn main(args: &[String], _record: &mut super::Record) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    if let Some(slice) = record.slice {
+        // A soak slice: the slice's length replaces -l (a time, never a count).
+        o.length = slice.as_secs_f64().round().max(1.0) as i64;
+    }
     let (init_snd, init_rcv) = initial_buffers(&o);
     let send_size = o.send_size.unwrap_or(if o.test.is_udp() {
         init_snd.min(65507)
     } else {
         init_snd
     });
+    let spec = client_spec(&o, send_size);
+    if o.headers && o.verbosity >= 0 && o.output.is_none() {
+        println!("{}", banner(&o));
+    }
+    let result = match client::run(&spec, &Quiet) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("netperf: {e}");
+            if matches!(e, crate::workload::net::NetError::Connect { .. }) {
+                eprintln!(
+                    "establish control: are you sure there is a netserver listening on {} at port {}?",
+                    o.host, o.port
+                );
+            }
+            return ExitCode::from(1);
+        }
+    };
+    let out = outcome::to_outcome(&result, &o.host);
+    print!("{}", render(&o, &out, (init_snd, init_rcv), send_size));
+    record.keep(out);
+    ExitCode::SUCCESS
+}
+
+/// The test netperf's options ask for: `-l` seconds, or (negative) bytes or
+/// transactions.
+fn client_spec(o: &Options, send_size: u64) -> ClientSpec {
+    let count = if o.length < 0 {
+        o.length.unsigned_abs()
+    } else {
+        0
+    };
     let request = TestRequest {
         test: o.test,
         duration_ms: if o.length > 0 {
@@ -294,16 +361,8 @@ pub fn main(args: &[String], _record: &mut super::Record) -> ExitCode {
         } else {
             0
         },
-        bytes: if o.length < 0 && !o.test.is_rr() {
-            o.length.unsigned_abs()
-        } else {
-            0
-        },
-        transactions: if o.length < 0 && o.test.is_rr() {
-            o.length.unsigned_abs()
-        } else {
-            0
-        },
+        bytes: if o.test.is_rr() { 0 } else { count },
+        transactions: if o.test.is_rr() { count } else { 0 },
         parallel: 1,
         send_size: send_size.max(1) as u32,
         recv_size: o.recv_size.unwrap_or(send_size).max(1) as u32,
@@ -322,25 +381,7 @@ pub fn main(args: &[String], _record: &mut super::Record) -> ExitCode {
         rcvbuf: o.local_rcvbuf as u32,
         nodelay: o.nodelay,
     };
-    if o.headers && o.verbosity >= 0 && o.output.is_none() {
-        println!("{}", banner(&o));
-    }
-    let result = match client::run(&spec, &|_| {}) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("netperf: {e}");
-            if matches!(e, crate::net::NetError::Connect { .. }) {
-                eprintln!(
-                    "establish control: are you sure there is a netserver listening on {} at port {}?",
-                    o.host, o.port
-                );
-            }
-            return ExitCode::from(1);
-        }
-    };
-    let out = outcome::to_outcome(&result, &o.host);
-    print!("{}", render(&o, &out, (init_snd, init_rcv), send_size));
-    ExitCode::SUCCESS
+    spec
 }
 
 /// The socket sizes netperf shows are those at socket creation, before autotuning.
@@ -372,7 +413,7 @@ fn banner(o: &Options) -> String {
         Family::V6 => "AF_INET6",
         _ => "AF_INET",
     };
-    let ip = crate::net::resolve(&o.host, o.port, o.family)
+    let ip = crate::workload::net::resolve(&o.host, o.port, o.family)
         .ok()
         .and_then(|a| a.first().map(|a| a.ip().to_string()))
         .filter(|ip| *ip != o.host)

@@ -5,7 +5,7 @@
 
 use super::getopt::ShortOpts;
 use super::netperf::NETSERVER_PORT;
-use crate::net::server::{Server, ServerConfig};
+use crate::workload::net::server::{Server, ServerConfig};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::process::ExitCode;
 
@@ -47,7 +47,7 @@ pub(super) fn parse(args: &[String]) -> Result<Option<Options>, String> {
             "-L" => {
                 let v = value()?;
                 let (name, fam) = v.split_once(',').unwrap_or((&v, ""));
-                let ip = crate::net::resolve(name, 0, crate::net::Family::Any)
+                let ip = crate::workload::net::resolve(name, 0, crate::workload::net::Family::Any)
                     .map_err(|e| format!("netserver: -L {v}: {e}\n"))?;
                 o.bind = Some(ip[0].ip());
                 if fam == "4" || fam == "inet" {

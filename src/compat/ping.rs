@@ -1,11 +1,17 @@
 //! The `ping` personality: iputils' command line (`-c -i -W -s -q -4 -6 -w`) and its
-//! output, over `net::ping` (ICMP datagram socket, else raw; `--tcp PORT` is
+//! output, over `workload::net::ping` (ICMP datagram socket, else raw; `--tcp PORT` is
 //! hostbench's own addition for hosts where ICMP is not allowed, and `--json` prints
 //! the native result model). `hostbench ping` is this personality: iputils' grammar is
 //! the native one for ping.
+//!
+//! Each run is kept as one `ping` outcome (`workload::net::ping::to_outcome`). As a
+//! soak slice it runs for the slice's length, as `-w SLICE` would, and without `-c`:
+//! a count would end the slice early and leave the rest of it unmeasured.
 
-use crate::net::Family;
-use crate::net::ping::{self, PingSpec, text};
+use crate::workload::net::Family;
+use crate::workload::net::ping::{self, PingResult, PingSpec, Reply};
+use crate::workload::observe::{Observer, Snapshot};
+use std::net::IpAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -15,7 +21,6 @@ pub(super) struct Options {
     spec: PingSpec,
     quiet: bool,
     json: bool,
-    deadline: Option<Duration>,
 }
 
 pub(super) fn parse(args: &[String]) -> Result<Options, String> {
@@ -109,29 +114,48 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
     spec.host =
         host.ok_or_else(|| format!("ping: usage error: Destination address required{USAGE}"))?;
     if let Some(d) = deadline {
-        // -w: stop after the deadline; expressed as a probe count at the interval.
-        let n = (d.as_secs_f64() / spec.interval.as_secs_f64().max(1e-3))
-            .ceil()
-            .max(1.0) as u64;
-        spec.count = Some(spec.count.map_or(n, |c| c.min(n)));
+        apply_deadline(&mut spec, d);
     }
-    Ok(Options {
-        spec,
-        quiet,
-        json,
-        deadline,
-    })
+    Ok(Options { spec, quiet, json })
 }
 
-pub fn main(args: &[String], _record: &mut super::Record) -> ExitCode {
-    let o = match parse(args) {
+/// -w: stop after the deadline; expressed as a probe count at the interval.
+fn apply_deadline(spec: &mut PingSpec, d: Duration) {
+    let n = (d.as_secs_f64() / spec.interval.as_secs_f64().max(1e-3))
+        .ceil()
+        .max(1.0) as u64;
+    spec.count = Some(spec.count.map_or(n, |c| c.min(n)));
+}
+
+/// Prints a line per reply, as iputils does, unless quiet.
+struct Replies<'a> {
+    spec: &'a PingSpec,
+    ip: IpAddr,
+    quiet: bool,
+}
+
+impl Observer for Replies<'_> {
+    fn snapshot(&self, s: &Snapshot<'_>) {
+        if let Snapshot::Ping(r) = s
+            && !self.quiet
+        {
+            println!("{}", text::reply(self.spec, self.ip, r));
+        }
+    }
+}
+
+pub fn main(args: &[String], record: &mut super::Record) -> ExitCode {
+    let mut o = match parse(args) {
         Ok(o) => o,
         Err(msg) => {
             eprintln!("{}", msg.trim_end());
             return ExitCode::from(2);
         }
     };
-    let _ = o.deadline;
+    if let Some(slice) = record.slice {
+        o.spec.count = None;
+        apply_deadline(&mut o.spec, slice);
+    }
     let ip = match ping::target(&o.spec) {
         Ok(ip) => ip,
         Err(_) => {
@@ -142,21 +166,20 @@ pub fn main(args: &[String], _record: &mut super::Record) -> ExitCode {
     if !o.json {
         println!("{}", text::banner(&o.spec, ip));
     }
-    let quiet = o.quiet || o.json;
-    let spec = o.spec.clone();
-    let result = ping::run(&o.spec, &mut |r| {
-        if !quiet {
-            println!("{}", text::reply(&spec, ip, r));
-        }
-    });
-    match result {
+    let replies = Replies {
+        spec: &o.spec,
+        ip,
+        quiet: o.quiet || o.json,
+    };
+    match ping::run(&o.spec, &replies) {
         Ok(r) => {
+            let out = ping::to_outcome(&o.spec, &r);
             if o.json {
-                let out = ping::to_outcome(&o.spec, &r);
                 println!("{}", crate::report::json::outcome(&out));
             } else {
                 print!("{}", text::summary(&o.spec, &r));
             }
+            record.keep(out);
             // iputils: 0 when any reply came, 1 when none did.
             if r.received() > 0 {
                 ExitCode::SUCCESS
@@ -171,12 +194,126 @@ pub fn main(args: &[String], _record: &mut super::Record) -> ExitCode {
     }
 }
 
+/// iputils' per-reply time: 3 decimals below 1 ms, 2 below 10, 1 below 100, else none.
+pub fn format_time(us: u64) -> String {
+    if us < 1000 {
+        format!("{}.{:03}", us / 1000, us % 1000)
+    } else if us < 10_000 {
+        format!("{:.2}", us as f64 / 1000.0)
+    } else if us < 100_000 {
+        format!("{:.1}", us as f64 / 1000.0)
+    } else {
+        format!("{}", us / 1000)
+    }
+}
+
+/// `%ld.%03ld` of microseconds as milliseconds.
+pub fn ms3(us: u64) -> String {
+    format!("{}.{:03}", us / 1000, us % 1000)
+}
+
+/// C's `%g` (6 significant digits, no trailing zeros) for the loss percentage.
+pub fn g6(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let digits = (5 - v.abs().log10().floor() as i32).max(0) as usize;
+    let s = format!("{v:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// iputils' output: the banner, a line per reply, the two summary lines.
+pub mod text {
+    use super::*;
+
+    pub fn banner(spec: &PingSpec, ip: IpAddr) -> String {
+        let name = if spec.host == ip.to_string() {
+            ip.to_string()
+        } else {
+            spec.host.clone()
+        };
+        match (ip, spec.tcp_port) {
+            (_, Some(port)) => format!("PING {name} ({ip}) TCP port {port}"),
+            (IpAddr::V4(_), None) => {
+                format!(
+                    "PING {name} ({ip}) {}({}) bytes of data.",
+                    spec.size,
+                    spec.size + 28
+                )
+            }
+            (IpAddr::V6(_), None) => format!("PING {name}({ip}) {} data bytes", spec.size),
+        }
+    }
+
+    pub fn reply(spec: &PingSpec, ip: IpAddr, r: &Reply) -> String {
+        let from = if spec.host == ip.to_string() {
+            ip.to_string()
+        } else {
+            format!("{} ({ip})", spec.host)
+        };
+        match spec.tcp_port {
+            Some(port) => format!(
+                "{}from {from} port {port}: tcp_seq={} time={} ms",
+                if r.refused { "refused " } else { "connected " },
+                r.seq,
+                format_time(r.rtt_us)
+            ),
+            None => {
+                let ttl = r.ttl.map(|t| format!(" ttl={t}")).unwrap_or_default();
+                format!(
+                    "{} bytes from {from}: icmp_seq={}{ttl} time={} ms",
+                    r.bytes,
+                    r.seq,
+                    format_time(r.rtt_us)
+                )
+            }
+        }
+    }
+
+    pub fn summary(spec: &PingSpec, r: &PingResult) -> String {
+        let mut s = format!("\n--- {} ping statistics ---\n", spec.host);
+        s += &format!(
+            "{} packets transmitted, {} received, {}% packet loss, time {}ms\n",
+            r.transmitted,
+            r.received(),
+            g6(r.loss_percent()),
+            r.elapsed.as_millis()
+        );
+        if let Some(st) = r.stats() {
+            s += &format!(
+                "rtt min/avg/max/mdev = {}/{}/{}/{} ms\n",
+                ms3(st.min_us),
+                ms3(st.avg_us),
+                ms3(st.max_us),
+                ms3(st.mdev_us)
+            );
+        }
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn p(args: &[&str]) -> Result<Options, String> {
         parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(format_time(89), "0.089");
+        assert_eq!(format_time(1234), "1.23");
+        assert_eq!(format_time(12345), "12.3");
+        assert_eq!(format_time(123456), "123");
+        assert_eq!(ms3(194), "0.194");
+        assert_eq!(g6(0.0), "0");
+        assert_eq!(g6(20.0), "20");
+        assert_eq!(g6(100.0 / 3.0), "33.3333");
     }
 
     #[test]

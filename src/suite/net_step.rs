@@ -3,13 +3,12 @@
 //! `hostbench net serve` at `--peer HOST[:PORT]` or against an in-process server on
 //! loopback (which measures this host's network stack, not a path).
 
-use crate::measure::stop_requested;
 use crate::model::Outcome;
-use crate::net::client::{self, ClientSpec};
-use crate::net::ping::{self, PingSpec};
-use crate::net::protocol::TestRequest;
-use crate::net::server::{Server, ServerConfig};
-use crate::net::{DEFAULT_PORT, Family, NetError, TestKind, outcome};
+use crate::workload::net::client::{self, ClientSpec};
+use crate::workload::net::ping::{self, PingSpec};
+use crate::workload::net::protocol::TestRequest;
+use crate::workload::net::server::{Server, ServerConfig};
+use crate::workload::net::{DEFAULT_PORT, Family, NetError, TestKind, outcome};
 use crate::workload::runner::Observer;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -142,12 +141,12 @@ pub fn run(plan: &NetPlan, observer: &dyn Observer) -> Result<Vec<Outcome>, NetF
     for test in [TestKind::TcpStream, TestKind::TcpRr] {
         let mut spec = ClientSpec::new(&host, port, request(test, plan.test_time));
         spec.secret = plan.peer.as_ref().and_then(|p| p.secret.clone());
-        match client::run_observed(&spec, &|_| {}, observer) {
+        match client::run(&spec, observer) {
             Ok(r) => kept.push(outcome::to_outcome(&r, &label)),
-            Err(_) if stop_requested() => return Ok(kept),
+            Err(_) if observer.stop_requested() => return Ok(kept),
             Err(e) => return Err(fail(e, kept)),
         }
-        if stop_requested() {
+        if observer.stop_requested() {
             return Ok(kept);
         }
     }
@@ -160,16 +159,7 @@ pub fn run(plan: &NetPlan, observer: &dyn Observer) -> Result<Vec<Outcome>, NetF
         size: 56,
         tcp_port: Some(port),
     };
-    let started = std::time::Instant::now();
-    let mut seen = 0u64;
-    let result = ping::run(&spec, &mut |_| {
-        seen += 1;
-        observer.progress(&crate::workload::observe::Progress::at(
-            started.elapsed(),
-            seen,
-        ));
-    });
-    match result {
+    match ping::run(&spec, observer) {
         Ok(r) if r.replies.is_empty() && !r.interrupted => Err(NetFailure {
             message: format!(
                 "no TCP connect to {host}:{port} succeeded in {} tries",

@@ -5,9 +5,10 @@
 
 use crate::measure::stop_requested;
 use crate::model::{Outcome, Tier};
-use crate::net::outcome::{format_bits, names};
+use crate::units::format_bits;
 use crate::units::format_ns;
 use crate::units::thousands;
+use crate::workload::net::outcome::names;
 use serde::Serialize;
 
 /// The areas in the order the summary lists them.

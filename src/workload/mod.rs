@@ -9,6 +9,7 @@ pub mod buffer;
 pub mod cpu;
 pub mod disk;
 pub mod memory;
+pub mod net;
 pub mod observe;
 pub mod redis;
 pub mod runner;

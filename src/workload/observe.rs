@@ -41,9 +41,11 @@ pub enum Snapshot<'a> {
     /// One report interval of the event runner (sysbench's `--report-interval`).
     Interval(&'a Interval),
     /// One interval of a network test's receiver (netperf's demo lines, `-i`).
-    Net(&'a crate::net::protocol::IntervalReport),
+    Net(&'a crate::workload::net::protocol::IntervalReport),
     /// One echo reply (ping prints a line per reply).
-    Ping(&'a crate::net::ping::Reply),
+    Ping(&'a crate::workload::net::ping::Reply),
+    /// One interval of an iperf3 test: a row per stream (iperf3 prints a block).
+    Iperf3(&'a [crate::workload::net::iperf3::Row]),
     /// redis-benchmark's live line, every 250 ms.
     Redis(&'a crate::workload::redis::lockstep::Tick),
 }

@@ -1,8 +1,8 @@
 //! iperf3's `-J` document: `start`, `intervals[]`, `end`, with the keys of 3.12
 //! (reference §3.3). Built from the engine's rows and the peer's results.
 
-use super::engine::Row;
-use super::wire::StreamResult;
+use crate::workload::net::iperf3::Row;
+use crate::workload::net::iperf3::wire::StreamResult;
 use serde_json::{Value, json};
 
 pub fn system_info() -> String {

@@ -6,18 +6,23 @@
 //! Differences, on purpose: `-D` (daemon) runs in the foreground; RSA authentication,
 //! SCTP, `-F`, `-A`, `-Z`, `--fq-rate` and TOS are refused or ignored as documented in
 //! the help; the server refuses a second client while a test runs, as iperf3 does.
+//!
+//! This is the command line, the control flow (`client`, `server`) and the output
+//! (`output`, `json`); the protocol, streams and accounting are
+//! `workload::net::iperf3`. A client run is kept as one `net` outcome with the same
+//! metrics and params as `hostbench net TCP_STREAM` (or UDP_STREAM); a server keeps
+//! nothing. As a soak slice, the slice's length replaces `-t` (and `-n`/`-k`).
 
 mod client;
-mod engine;
 mod json;
 mod output;
 mod server;
-pub mod streams;
-pub mod wire;
 
-use crate::net::Family;
+use crate::workload::net::Family;
+use crate::workload::net::iperf3::wire;
 use output::Units;
 use std::process::ExitCode;
+use std::sync::Mutex;
 use std::time::Duration;
 
 #[derive(Debug, Clone)]
@@ -427,8 +432,8 @@ pub(in crate::compat) fn parse(args: &[String]) -> Result<Parsed, String> {
     Ok(Parsed::Run(Box::new(o)))
 }
 
-pub fn main(args: &[String], _record: &mut crate::compat::Record) -> ExitCode {
-    let o = match parse(args) {
+pub fn main(args: &[String], record: &mut crate::compat::Record) -> ExitCode {
+    let mut o = match parse(args) {
         Ok(Parsed::Run(o)) => o,
         Ok(Parsed::Help) => {
             print!("{HELP}");
@@ -447,7 +452,14 @@ pub fn main(args: &[String], _record: &mut crate::compat::Record) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let mut out = match Out::open(o.logfile.as_deref(), o.title.clone()) {
+    if let Some(slice) = record.slice
+        && !o.server
+    {
+        // A soak slice: the slice's length replaces -t, and ends a -n/-k test too.
+        o.time = slice.as_secs_f64().round().max(1.0) as u64;
+        (o.bytes, o.blocks) = (0, 0);
+    }
+    let out = match Out::open(o.logfile.as_deref(), o.title.clone()) {
         Ok(out) => out,
         Err(e) => {
             eprintln!("iperf3: error - unable to open log file: {e}");
@@ -455,9 +467,9 @@ pub fn main(args: &[String], _record: &mut crate::compat::Record) -> ExitCode {
         }
     };
     let result = if o.server {
-        server::run(&o, &mut out)
+        server::run(&o, &out)
     } else {
-        client::run(&o, &mut out)
+        client::run(&o, &out).map(|run| record.keep(run.to_outcome()))
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -475,26 +487,27 @@ pub fn main(args: &[String], _record: &mut crate::compat::Record) -> ExitCode {
 }
 
 /// Where output goes: stdout or `--logfile`, each line prefixed with `-T`'s title.
+/// Shared by the flow and the interval observer, hence the lock.
 pub struct Out {
-    file: Option<std::fs::File>,
+    file: Option<Mutex<std::fs::File>>,
     title: Option<String>,
 }
 
 impl Out {
     fn open(path: Option<&str>, title: Option<String>) -> std::io::Result<Out> {
         let file = match path {
-            Some(p) => Some(
+            Some(p) => Some(Mutex::new(
                 std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
                     .open(p)?,
-            ),
+            )),
             None => None,
         };
         Ok(Out { file, title })
     }
 
-    pub fn line(&mut self, text: &str) {
+    pub fn line(&self, text: &str) {
         use std::io::Write;
         let mut s = String::new();
         for l in text.split('\n') {
@@ -505,9 +518,9 @@ impl Out {
             s += l;
             s.push('\n');
         }
-        match &mut self.file {
+        match &self.file {
             Some(f) => {
-                let _ = f.write_all(s.as_bytes());
+                let _ = f.lock().expect("log file").write_all(s.as_bytes());
             }
             None => {
                 let mut so = std::io::stdout().lock();
@@ -518,23 +531,23 @@ impl Out {
     }
 
     /// Errors go to stderr (or the log file), as iperf3's do.
-    pub fn err(&mut self, text: &str) {
-        match &mut self.file {
+    pub fn err(&self, text: &str) {
+        match &self.file {
             Some(f) => {
                 use std::io::Write;
-                let _ = writeln!(f, "{text}");
+                let _ = writeln!(f.lock().expect("log file"), "{text}");
             }
             None => eprintln!("{text}"),
         }
     }
 
     /// A JSON document, unprefixed.
-    pub fn json(&mut self, v: &serde_json::Value) {
+    pub fn json(&self, v: &serde_json::Value) {
         let text = serde_json::to_string_pretty(v).expect("JSON values serialise");
-        match &mut self.file {
+        match &self.file {
             Some(f) => {
                 use std::io::Write;
-                let _ = writeln!(f, "{text}");
+                let _ = writeln!(f.lock().expect("log file"), "{text}");
             }
             None => println!("{text}"),
         }

@@ -1,7 +1,7 @@
 //! iperf3 3.12's human output: its unit formatting (1024-based Transfer, 1000-based
 //! Bitrate, 3–4 significant digits) and its line layouts (reference §3.1–3.2).
 
-use super::engine::Row;
+use crate::workload::net::iperf3::Row;
 
 pub const SEPARATOR: &str = "- - - - - - - - - - - - - - - - - - - - - - - - -";
 pub const SERVER_BANNER: &str = "-----------------------------------------------------------";
@@ -213,7 +213,7 @@ pub fn summary_line(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compat::iperf3::streams::Snapshot;
+    use crate::workload::net::iperf3::streams::Snapshot;
 
     fn row(bytes: u64, sender: bool) -> Row {
         Row {
@@ -228,7 +228,7 @@ mod tests {
                 retransmits: Some(6),
                 ..Default::default()
             },
-            info: Some(crate::compat::iperf3::engine::TcpSample {
+            info: Some(crate::workload::net::iperf3::engine::TcpSample {
                 snd_cwnd: 785_408,
                 ..Default::default()
             }),

@@ -1,11 +1,11 @@
 //! iperf3 data streams: TCP blocks after the cookie, UDP datagrams with iperf3's
 //! 12-byte (or 16-byte) big-endian header, and the receiver's loss, order and jitter
 //! accounting (RFC 1889 jitter, as reference §2.6 describes). One thread per stream;
-//! counters are atomics the interval reporter reads.
+//! counters are atomics the interval reporter reads. A stream stops on the test's
+//! stop flag, which the flow sets when the test ends or its observer asks to stop.
 
-use crate::measure::stop_requested;
-use crate::net::data::{Pacer, is_timeout, payload};
-use crate::net::sock;
+use crate::workload::net::data::{Limit, Pacer, is_timeout, payload};
+use crate::workload::net::sock;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
@@ -150,7 +150,7 @@ impl SendLimits {
 }
 
 /// Runs a stream until `stop`: sends (paced) or receives, updating its counters.
-pub fn run(stream: &Stream, limits: &SendLimits, stop: &AtomicBool, t0: Instant) {
+pub fn run(stream: &Stream, limits: &SendLimits, stop: &Arc<AtomicBool>, t0: Instant) {
     match (&stream.socket, stream.sender) {
         (Socket::Tcp(s), true) => send_tcp(stream, s, limits, stop, t0),
         (Socket::Tcp(s), false) => recv_tcp(stream, s, limits.len, stop, t0),
@@ -160,17 +160,24 @@ pub fn run(stream: &Stream, limits: &SendLimits, stop: &AtomicBool, t0: Instant)
 }
 
 fn halted(stop: &AtomicBool) -> bool {
-    stop.load(Ordering::Relaxed) || stop_requested()
+    stop.load(Ordering::Relaxed)
 }
 
-fn send_tcp(st: &Stream, mut s: &TcpStream, limits: &SendLimits, stop: &AtomicBool, t0: Instant) {
+fn send_tcp(
+    st: &Stream,
+    mut s: &TcpStream,
+    limits: &SendLimits,
+    stop: &Arc<AtomicBool>,
+    t0: Instant,
+) {
     let buf = payload(limits.len);
     let _ = s.set_write_timeout(Some(Duration::from_millis(100)));
     let mut pacer = Pacer::new(limits.rate_bps);
-    let never = crate::net::data::Limit::new(None, 0, Arc::new(AtomicBool::new(false)));
+    // Pacing waits end when the test stops.
+    let until_stopped = Limit::new(None, 0, stop.clone());
     let mut sent = 0u64;
     while !halted(stop) && limits.take() {
-        pacer.wait(sent, &never);
+        pacer.wait(sent, &until_stopped);
         if halted(stop) {
             break;
         }
@@ -220,14 +227,15 @@ fn recv_tcp(st: &Stream, mut s: &TcpStream, len: usize, stop: &AtomicBool, t0: I
     }
 }
 
-fn send_udp(st: &Stream, s: &UdpSocket, limits: &SendLimits, stop: &AtomicBool, t0: Instant) {
+fn send_udp(st: &Stream, s: &UdpSocket, limits: &SendLimits, stop: &Arc<AtomicBool>, t0: Instant) {
     let mut buf = payload(limits.len);
-    let never = crate::net::data::Limit::new(None, 0, Arc::new(AtomicBool::new(false)));
+    // Pacing waits end when the test stops.
+    let until_stopped = Limit::new(None, 0, stop.clone());
     let mut pacer = Pacer::new(limits.rate_bps);
     let mut seq: u64 = 0;
     let mut sent = 0u64;
     while !halted(stop) && limits.take() {
-        pacer.wait(sent, &never);
+        pacer.wait(sent, &until_stopped);
         if halted(stop) {
             break;
         }

@@ -1,10 +1,14 @@
 //! Network benchmarking: hostbench's own server and client (netperf's six tests over a
 //! versioned control protocol of our own, docs/net-protocol.md), the data loops both
-//! ends share, and socket helpers (TCP_INFO, buffer sizes). The iperf3 personality
-//! speaks iperf3's protocol instead and lives in `compat::iperf3`; ping is `net::ping`.
+//! ends share, and socket helpers (TCP_INFO, buffer sizes). iperf3's protocol and
+//! streams are `iperf3` (the personality's command line and output are in
+//! `compat::iperf3`); ping is `ping`. Every test converts to `Outcome` here
+//! (`outcome`, `ping::to_outcome`, `iperf3::result`), with the same metrics and
+//! params whichever front end ran it.
 
 pub mod client;
 pub mod data;
+pub mod iperf3;
 pub mod outcome;
 pub mod ping;
 pub mod protocol;

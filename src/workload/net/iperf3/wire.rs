@@ -54,8 +54,8 @@ pub fn is_udp_reply(b: &[u8]) -> bool {
 /// 36 characters of [a-z2-7] and a NUL, as iperf3 since 3.2 makes them.
 pub fn make_cookie() -> [u8; COOKIE_SIZE] {
     const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz234567";
-    let random = crate::net::protocol::random_token();
-    let more = crate::net::protocol::random_token();
+    let random = crate::workload::net::protocol::random_token();
+    let more = crate::workload::net::protocol::random_token();
     let mut c = [0u8; COOKIE_SIZE];
     for i in 0..36 {
         let byte = if i < 16 {

@@ -11,7 +11,7 @@ use super::server::join_datagram;
 use super::sock::{self, SockOpts};
 use super::{Family, NetError, TestKind};
 use crate::measure::cputime::CpuTime;
-use crate::measure::stop_requested;
+use crate::workload::observe::{Observer, Progress, Snapshot};
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::sync::Arc;
@@ -69,6 +69,8 @@ pub struct LocalStream {
 #[derive(Debug, Clone)]
 pub struct ClientResult {
     pub request: TestRequest,
+    /// This end's socket options, as asked for.
+    pub local_opts: SockOpts,
     pub local_addr: SocketAddr,
     pub peer_addr: SocketAddr,
     pub streams: Vec<LocalStream>,
@@ -176,118 +178,189 @@ enum Event {
     Done(Result<ServerReport, NetError>),
 }
 
-/// Runs one test; `on_interval` sees each receiver-side interval as it completes.
-pub fn run(
-    spec: &ClientSpec,
-    on_interval: &dyn Fn(&IntervalReport),
-) -> Result<ClientResult, NetError> {
-    run_observed(spec, on_interval, &crate::workload::runner::Quiet)
+/// Runs one test. The observer sees each receiver-side interval as it completes
+/// (`Snapshot::Net`), progress about ten times a second, and is asked whether to stop.
+pub fn run(spec: &ClientSpec, observer: &dyn Observer) -> Result<ClientResult, NetError> {
+    let connected = Connected::open(spec)?;
+    Running::start(spec, connected, observer)?.finish()
 }
 
-/// `run`, with `observer` ticked about ten times a second (a progress bar).
-pub fn run_observed(
-    spec: &ClientSpec,
-    on_interval: &dyn Fn(&IntervalReport),
-    observer: &dyn crate::workload::runner::Observer,
-) -> Result<ClientResult, NetError> {
-    let req = &spec.request;
-    let (mut ctl, peer) = open_control(spec)?;
-    let io = |e| NetError::io(format!("control connection to {peer}"), e);
-    protocol::write_message(&mut ctl, &Message::Start(req.clone())).map_err(io)?;
-    let Message::Ready { token, udp_ports } = read_reply(&mut ctl, &peer)? else {
-        return Err(protocol_error(&peer, "expected ready"));
-    };
-    let token = protocol::unhex_token(&token).ok_or_else(|| protocol_error(&peer, "bad token"))?;
+/// A test the server has accepted, its data streams open, not yet started.
+struct Connected {
+    ctl: TcpStream,
+    peer: SocketAddr,
+    token: [u8; 16],
+    tcp: Vec<Option<TcpStream>>,
+    udp: Vec<Option<UdpSocket>>,
+    mss: Option<u32>,
+    congestion: Option<String>,
+}
 
-    // Data streams: TCP to the control port with the token; UDP joins its port.
-    let mut tcp: Vec<Option<TcpStream>> = Vec::new();
-    let mut udp: Vec<Option<UdpSocket>> = Vec::new();
-    let data_opts = SockOpts {
-        nodelay: spec.local.nodelay || req.nodelay,
-        ..spec.local
-    };
-    if req.test.is_udp() {
-        if udp_ports.len() != req.parallel as usize {
-            return Err(protocol_error(&peer, "wrong number of UDP ports"));
-        }
-        for (i, port) in udp_ports.iter().enumerate() {
-            let s = sock::bind_udp(sock::unspecified_like(&peer), spec.local)
-                .map_err(|e| NetError::io("UDP socket", e))?;
-            s.connect(SocketAddr::new(peer.ip(), *port))
-                .map_err(|e| NetError::io("UDP connect", e))?;
-            join_udp(&s, &token, i as u16, &peer)?;
-            udp.push(Some(s));
-        }
-    } else if req.test != TestKind::TcpCrr {
-        for i in 0..req.parallel {
-            let mut s = sock::connect_tcp(peer, data_opts, spec.connect_timeout)?;
-            s.write_all(&protocol::data_header(&token, i as u16))
-                .map_err(|e| NetError::io("data stream", e))?;
-            tcp.push(Some(s));
-        }
-    }
-    let congestion = tcp.iter().flatten().next().and_then(sock::congestion);
-    let mss = tcp.iter().flatten().next().and_then(sock::mss);
-    match read_reply(&mut ctl, &peer)? {
-        Message::Running => {}
-        other => {
-            return Err(protocol_error(
-                &peer,
-                format!("expected running, got {}", other.kind()),
-            ));
-        }
+impl Connected {
+    fn open(spec: &ClientSpec) -> Result<Connected, NetError> {
+        let (mut ctl, peer) = open_control(spec)?;
+        let io = |e| NetError::io(format!("control connection to {peer}"), e);
+        protocol::write_message(&mut ctl, &Message::Start(spec.request.clone())).map_err(io)?;
+        let Message::Ready { token, udp_ports } = read_reply(&mut ctl, &peer)? else {
+            return Err(protocol_error(&peer, "expected ready"));
+        };
+        let token =
+            protocol::unhex_token(&token).ok_or_else(|| protocol_error(&peer, "bad token"))?;
+        let mut c = Connected {
+            ctl,
+            peer,
+            token,
+            tcp: Vec::new(),
+            udp: Vec::new(),
+            mss: None,
+            congestion: None,
+        };
+        c.open_streams(spec, &udp_ports)?;
+        c.await_running()?;
+        Ok(c)
     }
 
-    let t0 = Instant::now();
-    let cpu0 = CpuTime::now();
-    let stop = Arc::new(AtomicBool::new(false));
-    let duration = Duration::from_millis(req.duration_ms);
-    let deadline = (req.duration_ms > 0).then(|| t0 + duration);
-    let budget = if req.test.is_rr() {
-        req.transactions
-    } else {
-        req.bytes
-    };
-    let limit = Limit::new(deadline, budget, stop.clone());
-    let counters: Vec<AtomicU64> = (0..req.parallel).map(|_| AtomicU64::new(0)).collect();
-
-    // The control connection's reader: interval reports, then the result.
-    let (tx, rx) = mpsc::channel::<Event>();
-    let mut reader = ctl.try_clone().map_err(io)?;
-    let patience = duration + Duration::from_secs(30);
-    reader.set_read_timeout(Some(patience)).map_err(io)?;
-    std::thread::spawn(move || {
-        loop {
-            match read_reply(&mut reader, &peer) {
-                Ok(Message::Interval(i)) => {
-                    if tx.send(Event::Interval(i)).is_err() {
-                        return;
-                    }
-                }
-                Ok(Message::Result(r)) => {
-                    let _ = tx.send(Event::Done(Ok(r)));
-                    return;
-                }
-                Ok(other) => {
-                    let _ = tx.send(Event::Done(Err(protocol_error(
-                        &peer,
-                        format!("unexpected {}", other.kind()),
-                    ))));
-                    return;
-                }
-                Err(e) => {
-                    let _ = tx.send(Event::Done(Err(e)));
-                    return;
-                }
+    /// Data streams: TCP to the control port with the token; UDP joins its port.
+    fn open_streams(&mut self, spec: &ClientSpec, udp_ports: &[u16]) -> Result<(), NetError> {
+        let (req, peer) = (&spec.request, self.peer);
+        let data_opts = SockOpts {
+            nodelay: spec.local.nodelay || req.nodelay,
+            ..spec.local
+        };
+        if req.test.is_udp() {
+            if udp_ports.len() != req.parallel as usize {
+                return Err(protocol_error(&peer, "wrong number of UDP ports"));
+            }
+            for (i, port) in udp_ports.iter().enumerate() {
+                let s = sock::bind_udp(sock::unspecified_like(&peer), spec.local)
+                    .map_err(|e| NetError::io("UDP socket", e))?;
+                s.connect(SocketAddr::new(peer.ip(), *port))
+                    .map_err(|e| NetError::io("UDP connect", e))?;
+                join_udp(&s, &self.token, i as u16, &peer)?;
+                self.udp.push(Some(s));
+            }
+        } else if req.test != TestKind::TcpCrr {
+            for i in 0..req.parallel {
+                let mut s = sock::connect_tcp(peer, data_opts, spec.connect_timeout)?;
+                s.write_all(&protocol::data_header(&self.token, i as u16))
+                    .map_err(|e| NetError::io("data stream", e))?;
+                self.tcp.push(Some(s));
             }
         }
-    });
+        self.congestion = self.tcp.iter().flatten().next().and_then(sock::congestion);
+        self.mss = self.tcp.iter().flatten().next().and_then(sock::mss);
+        Ok(())
+    }
 
-    let mut intervals = Vec::new();
-    let mut server_result = None;
-    let streams: Vec<Result<(LocalStream, Option<LatencyRecorder>), NetError>> =
-        std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..req.parallel as usize)
+    fn await_running(&mut self) -> Result<(), NetError> {
+        match read_reply(&mut self.ctl, &self.peer)? {
+            Message::Running => Ok(()),
+            other => Err(protocol_error(
+                &self.peer,
+                format!("expected running, got {}", other.kind()),
+            )),
+        }
+    }
+}
+
+/// A running test: the control connection's reader thread, the streams' counters,
+/// and what has been reported so far.
+struct Running<'a> {
+    spec: &'a ClientSpec,
+    observer: &'a dyn Observer,
+    c: Connected,
+    t0: Instant,
+    cpu0: CpuTime,
+    stop: Arc<AtomicBool>,
+    limit: Limit,
+    counters: Vec<AtomicU64>,
+    events: mpsc::Receiver<Event>,
+    patience: Duration,
+    intervals: Vec<IntervalReport>,
+    server_result: Option<Result<ServerReport, NetError>>,
+}
+
+type StreamOutcome = Result<(LocalStream, Option<LatencyRecorder>), NetError>;
+
+impl<'a> Running<'a> {
+    fn start(
+        spec: &'a ClientSpec,
+        c: Connected,
+        observer: &'a dyn Observer,
+    ) -> Result<Running<'a>, NetError> {
+        let req = &spec.request;
+        let t0 = Instant::now();
+        let stop = Arc::new(AtomicBool::new(false));
+        let duration = Duration::from_millis(req.duration_ms);
+        let deadline = (req.duration_ms > 0).then(|| t0 + duration);
+        let budget = if req.test.is_rr() {
+            req.transactions
+        } else {
+            req.bytes
+        };
+        let patience = duration + Duration::from_secs(30);
+        let events = spawn_reader(&c.ctl, c.peer, patience)?;
+        Ok(Running {
+            spec,
+            observer,
+            t0,
+            cpu0: CpuTime::now(),
+            limit: Limit::new(deadline, budget, stop.clone()),
+            stop,
+            counters: (0..req.parallel).map(|_| AtomicU64::new(0)).collect(),
+            events,
+            patience,
+            intervals: Vec::new(),
+            server_result: None,
+            c,
+        })
+    }
+
+    fn interval(&mut self, i: IntervalReport) {
+        self.observer.snapshot(&Snapshot::Net(&i));
+        self.intervals.push(i);
+    }
+
+    /// Runs the streams to their end, then collects the server's half.
+    fn finish(mut self) -> Result<ClientResult, NetError> {
+        let streams = self.run_streams();
+        let elapsed = self.t0.elapsed();
+        let cpu = CpuTime::now().since(&self.cpu0);
+        let _ = protocol::write_message(&mut self.c.ctl, &Message::Stop);
+        let server = self.server_report()?;
+        let (local, latency) = merge_streams(streams)?;
+        let c = &self.c;
+        Ok(ClientResult {
+            request: self.spec.request.clone(),
+            local_opts: self.spec.local,
+            local_addr: c
+                .ctl
+                .local_addr()
+                .map_err(|e| NetError::io(format!("control connection to {}", c.peer), e))?,
+            peer_addr: c.peer,
+            streams: local,
+            server,
+            latency,
+            intervals: self.intervals,
+            elapsed_s: elapsed.as_secs_f64(),
+            cpu,
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+            mss: c.mss,
+            congestion: c.congestion.clone(),
+            interrupted: self.observer.stop_requested(),
+        })
+    }
+
+    /// One thread per stream; this one watches them, the control connection, the
+    /// clock for local intervals, and the observer.
+    fn run_streams(&mut self) -> Vec<StreamOutcome> {
+        let (spec, peer, token, t0) = (self.spec, self.c.peer, self.c.token, self.t0);
+        let mut tcp = std::mem::take(&mut self.c.tcp);
+        let mut udp = std::mem::take(&mut self.c.udp);
+        let limit = self.limit.clone();
+        let counters = std::mem::take(&mut self.counters);
+        let outcomes = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..spec.request.parallel as usize)
                 .map(|i| {
                     let (t, u) = (
                         tcp.get_mut(i).and_then(Option::take),
@@ -297,53 +370,10 @@ pub fn run_observed(
                     scope.spawn(move || run_stream(spec, peer, &token, t, u, &limit, counter, t0))
                 })
                 .collect();
-            // Receiver-side intervals: the server's when it receives, ours otherwise.
-            let local_intervals = req.interval_ms > 0 && !req.test.server_receives();
-            let step = Duration::from_millis(req.interval_ms.max(1));
-            let mut next = t0 + step;
-            let (mut last_count, mut last_at) = (0u64, t0);
-            let mut next_tick = t0;
+            let mut watch = Watch::new(spec, t0);
             while workers.iter().any(|w| !w.is_finished()) {
-                if Instant::now() >= next_tick {
-                    let done: u64 = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
-                    observer.progress(&crate::workload::observe::Progress::at(t0.elapsed(), done));
-                    next_tick += Duration::from_millis(100);
-                }
-                match rx.recv_timeout(Duration::from_millis(10)) {
-                    Ok(Event::Interval(i)) => {
-                        on_interval(&i);
-                        intervals.push(i);
-                    }
-                    Ok(Event::Done(r)) => {
-                        // The server ended early (an error or its own limit): stop.
-                        stop.store(true, Ordering::Relaxed);
-                        server_result = Some(r);
-                    }
-                    Err(_) => {}
-                }
-                let now = Instant::now();
-                if local_intervals && now >= next {
-                    let count: u64 = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
-                    let i = IntervalReport {
-                        start_s: (last_at - t0).as_secs_f64(),
-                        end_s: (now - t0).as_secs_f64(),
-                        bytes: if req.test.is_rr() {
-                            0
-                        } else {
-                            count - last_count
-                        },
-                        packets: if req.test.is_rr() {
-                            count - last_count
-                        } else {
-                            0
-                        },
-                    };
-                    on_interval(&i);
-                    intervals.push(i);
-                    last_count = count;
-                    last_at = now;
-                    next += step;
-                }
+                let done: u64 = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+                self.watch_once(&mut watch, done);
             }
             workers
                 .into_iter()
@@ -353,22 +383,136 @@ pub fn run_observed(
                 })
                 .collect()
         });
-    let elapsed = t0.elapsed();
-    let cpu = CpuTime::now().since(&cpu0);
-    let _ = protocol::write_message(&mut ctl, &Message::Stop);
-    let server = match server_result {
-        Some(r) => r?,
-        None => loop {
-            match rx.recv_timeout(patience) {
-                Ok(Event::Interval(i)) => {
-                    on_interval(&i);
-                    intervals.push(i);
-                }
-                Ok(Event::Done(r)) => break r?,
-                Err(_) => return Err(protocol_error(&peer, "no result from the server")),
+        self.counters = counters;
+        outcomes
+    }
+
+    /// About 10 ms of watching: progress, one control event, a local interval, a stop.
+    fn watch_once(&mut self, watch: &mut Watch, done: u64) {
+        if let Some(p) = watch.progress_due(done) {
+            self.observer.progress(&p);
+        }
+        if self.observer.stop_requested() {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        match self.events.recv_timeout(Duration::from_millis(10)) {
+            Ok(Event::Interval(i)) => self.interval(i),
+            Ok(Event::Done(r)) => {
+                // The server ended early (an error or its own limit): stop.
+                self.stop.store(true, Ordering::Relaxed);
+                self.server_result = Some(r);
             }
-        },
-    };
+            Err(_) => {}
+        }
+        if let Some(i) = watch.local_interval_due(done) {
+            self.interval(i);
+        }
+    }
+
+    fn server_report(&mut self) -> Result<ServerReport, NetError> {
+        if let Some(r) = self.server_result.take() {
+            return r;
+        }
+        loop {
+            match self.events.recv_timeout(self.patience) {
+                Ok(Event::Interval(i)) => self.interval(i),
+                Ok(Event::Done(r)) => return r,
+                Err(_) => return Err(protocol_error(&self.c.peer, "no result from the server")),
+            }
+        }
+    }
+}
+
+/// The control connection's reader: interval reports, then the result.
+fn spawn_reader(
+    ctl: &TcpStream,
+    peer: SocketAddr,
+    patience: Duration,
+) -> Result<mpsc::Receiver<Event>, NetError> {
+    let io = |e| NetError::io(format!("control connection to {peer}"), e);
+    let mut reader = ctl.try_clone().map_err(io)?;
+    reader.set_read_timeout(Some(patience)).map_err(io)?;
+    let (tx, rx) = mpsc::channel::<Event>();
+    std::thread::spawn(move || {
+        loop {
+            let event = match read_reply(&mut reader, &peer) {
+                Ok(Message::Interval(i)) => Event::Interval(i),
+                Ok(Message::Result(r)) => Event::Done(Ok(r)),
+                Ok(other) => Event::Done(Err(protocol_error(
+                    &peer,
+                    format!("unexpected {}", other.kind()),
+                ))),
+                Err(e) => Event::Done(Err(e)),
+            };
+            let last = matches!(event, Event::Done(_));
+            if tx.send(event).is_err() || last {
+                return;
+            }
+        }
+    });
+    Ok(rx)
+}
+
+/// The clocks of the watching loop: progress ten times a second, and this end's own
+/// intervals when it is the receiver (the server reports them when it receives).
+struct Watch {
+    t0: Instant,
+    next_tick: Instant,
+    local: bool,
+    rr: bool,
+    step: Duration,
+    next: Instant,
+    last_count: u64,
+    last_at: Instant,
+}
+
+impl Watch {
+    fn new(spec: &ClientSpec, t0: Instant) -> Watch {
+        let req = &spec.request;
+        let step = Duration::from_millis(req.interval_ms.max(1));
+        Watch {
+            t0,
+            next_tick: t0,
+            local: req.interval_ms > 0 && !req.test.server_receives(),
+            rr: req.test.is_rr(),
+            step,
+            next: t0 + step,
+            last_count: 0,
+            last_at: t0,
+        }
+    }
+
+    fn progress_due(&mut self, done: u64) -> Option<Progress> {
+        if Instant::now() < self.next_tick {
+            return None;
+        }
+        self.next_tick += Duration::from_millis(100);
+        Some(Progress::at(self.t0.elapsed(), done))
+    }
+
+    fn local_interval_due(&mut self, count: u64) -> Option<IntervalReport> {
+        let now = Instant::now();
+        if !self.local || now < self.next {
+            return None;
+        }
+        let moved = count - self.last_count;
+        let i = IntervalReport {
+            start_s: (self.last_at - self.t0).as_secs_f64(),
+            end_s: (now - self.t0).as_secs_f64(),
+            bytes: if self.rr { 0 } else { moved },
+            packets: if self.rr { moved } else { 0 },
+        };
+        self.last_count = count;
+        self.last_at = now;
+        self.next += self.step;
+        Some(i)
+    }
+}
+
+/// The streams' own figures, and their latencies merged into one recorder.
+fn merge_streams(
+    streams: Vec<StreamOutcome>,
+) -> Result<(Vec<LocalStream>, Option<LatencyRecorder>), NetError> {
     let mut local = Vec::new();
     let mut latency: Option<LatencyRecorder> = None;
     for s in streams {
@@ -381,21 +525,7 @@ pub fn run_observed(
         }
         local.push(stream);
     }
-    Ok(ClientResult {
-        request: req.clone(),
-        local_addr: ctl.local_addr().map_err(io)?,
-        peer_addr: peer,
-        streams: local,
-        server,
-        latency,
-        intervals,
-        elapsed_s: elapsed.as_secs_f64(),
-        cpu,
-        cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
-        mss,
-        congestion,
-        interrupted: stop_requested(),
-    })
+    Ok((local, latency))
 }
 
 /// Sends the join datagram until the server confirms it (lost datagrams are retried).
@@ -553,7 +683,7 @@ fn crr_client(
             .and_then(|()| data::read_full(&mut s, &mut inb, limit));
         match done {
             Ok(()) => {}
-            Err(_) if limit.stop.load(Ordering::Relaxed) || stop_requested() => break,
+            Err(_) if limit.stop.load(Ordering::Relaxed) => break,
             Err(e) => return Err(NetError::io(format!("TCP_CRR transaction with {peer}"), e)),
         }
         drop(s);

@@ -5,7 +5,9 @@
 //! deviation computed as iputils does.
 
 use super::{Family, NetError};
-use crate::measure::stop_requested;
+use crate::measure::histogram::{Histogram, Layout};
+use crate::model::{Better, Latency, Metric, Outcome, Percentile, STANDARD_PERCENTILES, Unit};
+use crate::workload::observe::{Observer, Progress, Snapshot};
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
@@ -286,13 +288,21 @@ fn recv_icmp(
     ))
 }
 
-/// Runs the pings; `on_reply` sees each reply (or timeout: None) as it happens.
-pub fn run(spec: &PingSpec, on_reply: &mut dyn FnMut(&Reply)) -> Result<PingResult, NetError> {
+/// Runs the pings. The observer sees each reply as it comes (`Snapshot::Ping`), with
+/// progress (replies so far), and is asked between probes whether to stop.
+pub fn run(spec: &PingSpec, observer: &dyn Observer) -> Result<PingResult, NetError> {
     let target = super::resolve(&spec.host, spec.tcp_port.unwrap_or(0), spec.family)?[0];
     match spec.tcp_port {
-        Some(port) => run_tcp(spec, SocketAddr::new(target.ip(), port), on_reply),
-        None => run_icmp(spec, target.ip(), on_reply),
+        Some(port) => run_tcp(spec, SocketAddr::new(target.ip(), port), observer),
+        None => run_icmp(spec, target.ip(), observer),
     }
+}
+
+/// Hands a reply to the observer and keeps it.
+fn replied(observer: &dyn Observer, start: Instant, replies: &mut Vec<Reply>, r: Reply) {
+    observer.snapshot(&Snapshot::Ping(&r));
+    replies.push(r);
+    observer.progress(&Progress::at(start.elapsed(), replies.len() as u64));
 }
 
 /// The address a ping goes to, as resolved (for the banner before the first probe).
@@ -300,11 +310,7 @@ pub fn target(spec: &PingSpec) -> Result<IpAddr, NetError> {
     Ok(super::resolve(&spec.host, 0, spec.family)?[0].ip())
 }
 
-fn run_icmp(
-    spec: &PingSpec,
-    ip: IpAddr,
-    on_reply: &mut dyn FnMut(&Reply),
-) -> Result<PingResult, NetError> {
+fn run_icmp(spec: &PingSpec, ip: IpAddr, observer: &dyn Observer) -> Result<PingResult, NetError> {
     let v6 = ip.is_ipv6();
     let (fd, method) = open_icmp(ip)?;
     let raw = method == Method::IcmpRaw;
@@ -323,7 +329,7 @@ fn run_icmp(
     let mut last_sent = start;
     loop {
         let done_sending = spec.count.is_some_and(|c| transmitted >= c);
-        if stop_requested() {
+        if observer.stop_requested() {
             break;
         }
         if done_sending && (sent_at.is_empty() || last_sent.elapsed() >= spec.timeout) {
@@ -375,8 +381,7 @@ fn run_icmp(
                 bytes,
                 refused: false,
             };
-            on_reply(&r);
-            replies.push(r);
+            replied(observer, start, &mut replies, r);
         }
     }
     Ok(PingResult {
@@ -385,20 +390,20 @@ fn run_icmp(
         transmitted,
         replies,
         elapsed: start.elapsed(),
-        interrupted: stop_requested(),
+        interrupted: observer.stop_requested(),
     })
 }
 
 fn run_tcp(
     spec: &PingSpec,
     addr: SocketAddr,
-    on_reply: &mut dyn FnMut(&Reply),
+    observer: &dyn Observer,
 ) -> Result<PingResult, NetError> {
     let start = Instant::now();
     let mut transmitted = 0u64;
     let mut replies = Vec::new();
     let mut next = start;
-    while spec.count.is_none_or(|c| transmitted < c) && !stop_requested() {
+    while spec.count.is_none_or(|c| transmitted < c) && !observer.stop_requested() {
         let now = Instant::now();
         if now < next {
             std::thread::sleep((next - now).min(Duration::from_millis(50)));
@@ -431,8 +436,7 @@ fn run_tcp(
             bytes: 0,
             refused,
         };
-        on_reply(&r);
-        replies.push(r);
+        replied(observer, start, &mut replies, r);
     }
     Ok(PingResult {
         target: addr.ip(),
@@ -440,124 +444,56 @@ fn run_tcp(
         transmitted,
         replies,
         elapsed: start.elapsed(),
-        interrupted: stop_requested(),
+        interrupted: observer.stop_requested(),
     })
 }
 
-/// iputils' per-reply time: 3 decimals below 1 ms, 2 below 10, 1 below 100, else none.
-pub fn format_time(us: u64) -> String {
-    if us < 1000 {
-        format!("{}.{:03}", us / 1000, us % 1000)
-    } else if us < 10_000 {
-        format!("{:.2}", us as f64 / 1000.0)
-    } else if us < 100_000 {
-        format!("{:.1}", us as f64 / 1000.0)
-    } else {
-        format!("{}", us / 1000)
+/// The run as the one result model (`hostbench ping --json`, and what `ping` keeps).
+/// Params: the method (`icmp` or `tcp-connect`), the ICMP payload size (`-s`), and
+/// the interval (`-i`): a probe a second finds an idle host whose CPUs and NIC have
+/// gone to sleep between probes, a probe every 10 ms one that stays awake, so the
+/// interval changes the round trip measured (measurably, on VMs especially) and is a
+/// setting people compare. The count, deadline and timeout only bound the run; the
+/// destination is what is compared.
+pub fn to_outcome(spec: &PingSpec, r: &PingResult) -> Outcome {
+    let mut o = Outcome::new("ping", spec_json(spec, r), crate::host::HostInfo::detect());
+    record_params(spec, &mut o);
+    o.elapsed_s = r.elapsed.as_secs_f64();
+    o.interrupted = r.interrupted;
+    push_counts(r, &mut o);
+    if let Some(s) = r.stats() {
+        push_rtt(r, &s, &mut o);
     }
+    push_notes(r, &mut o);
+    o
 }
 
-/// `%ld.%03ld` of microseconds as milliseconds.
-pub fn ms3(us: u64) -> String {
-    format!("{}.{:03}", us / 1000, us % 1000)
-}
-
-/// C's `%g` (6 significant digits, no trailing zeros) for the loss percentage.
-pub fn g6(v: f64) -> String {
-    if v == 0.0 {
-        return "0".into();
-    }
-    let digits = (5 - v.abs().log10().floor() as i32).max(0) as usize;
-    let s = format!("{v:.digits$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
-
-/// iputils' output: the banner, a line per reply, the two summary lines.
-pub mod text {
-    use super::*;
-
-    pub fn banner(spec: &PingSpec, ip: IpAddr) -> String {
-        let name = if spec.host == ip.to_string() {
-            ip.to_string()
-        } else {
-            spec.host.clone()
-        };
-        match (ip, spec.tcp_port) {
-            (_, Some(port)) => format!("PING {name} ({ip}) TCP port {port}"),
-            (IpAddr::V4(_), None) => {
-                format!(
-                    "PING {name} ({ip}) {}({}) bytes of data.",
-                    spec.size,
-                    spec.size + 28
-                )
-            }
-            (IpAddr::V6(_), None) => format!("PING {name}({ip}) {} data bytes", spec.size),
-        }
-    }
-
-    pub fn reply(spec: &PingSpec, ip: IpAddr, r: &Reply) -> String {
-        let from = if spec.host == ip.to_string() {
-            ip.to_string()
-        } else {
-            format!("{} ({ip})", spec.host)
-        };
-        match spec.tcp_port {
-            Some(port) => format!(
-                "{}from {from} port {port}: tcp_seq={} time={} ms",
-                if r.refused { "refused " } else { "connected " },
-                r.seq,
-                format_time(r.rtt_us)
-            ),
-            None => {
-                let ttl = r.ttl.map(|t| format!(" ttl={t}")).unwrap_or_default();
-                format!(
-                    "{} bytes from {from}: icmp_seq={}{ttl} time={} ms",
-                    r.bytes,
-                    r.seq,
-                    format_time(r.rtt_us)
-                )
-            }
-        }
-    }
-
-    pub fn summary(spec: &PingSpec, r: &PingResult) -> String {
-        let mut s = format!("\n--- {} ping statistics ---\n", spec.host);
-        s += &format!(
-            "{} packets transmitted, {} received, {}% packet loss, time {}ms\n",
-            r.transmitted,
-            r.received(),
-            g6(r.loss_percent()),
-            r.elapsed.as_millis()
-        );
-        if let Some(st) = r.stats() {
-            s += &format!(
-                "rtt min/avg/max/mdev = {}/{}/{}/{} ms\n",
-                ms3(st.min_us),
-                ms3(st.avg_us),
-                ms3(st.max_us),
-                ms3(st.mdev_us)
-            );
-        }
-        s
-    }
-}
-
-/// The run as the one result model (`hostbench ping --json`).
-pub fn to_outcome(spec: &PingSpec, r: &PingResult) -> crate::model::Outcome {
-    use crate::measure::histogram::{Histogram, Layout};
-    use crate::model::{Latency, Metric, Outcome, Percentile, STANDARD_PERCENTILES, Unit};
-    let spec_json = serde_json::json!({
+fn spec_json(spec: &PingSpec, r: &PingResult) -> serde_json::Value {
+    serde_json::json!({
         "host": spec.host, "target": r.target.to_string(), "count": spec.count,
         "interval_s": spec.interval.as_secs_f64(), "timeout_s": spec.timeout.as_secs_f64(),
         "size": spec.size, "method": r.method, "mode": r.method.describe(),
-    });
-    let mut o = Outcome::new("ping", spec_json, crate::host::HostInfo::detect());
-    o.elapsed_s = r.elapsed.as_secs_f64();
-    o.interrupted = r.interrupted;
+    })
+}
+
+/// Seconds as iputils' `-i` takes them: `1`, `0.2`.
+fn seconds_text(d: Duration) -> String {
+    let text = format!("{:.3}", d.as_secs_f64());
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn record_params(spec: &PingSpec, o: &mut Outcome) {
+    match spec.tcp_port {
+        Some(_) => o.param("method", "tcp-connect"),
+        None => {
+            o.param("method", "icmp");
+            o.param("packet-size", spec.size);
+        }
+    }
+    o.param("interval", seconds_text(spec.interval));
+}
+
+fn push_counts(r: &PingResult, o: &mut Outcome) {
     o.push(Metric::new(
         "packets_transmitted",
         r.transmitted as f64,
@@ -569,44 +505,63 @@ pub fn to_outcome(spec: &PingSpec, r: &PingResult) -> crate::model::Outcome {
         Unit::Count,
     ));
     let mut loss = Metric::new("loss_ratio", r.loss_percent() / 100.0, Unit::Ratio);
-    loss.better = crate::model::Better::Lower;
+    loss.better = Better::Lower;
     o.push(loss);
-    if let Some(s) = r.stats() {
-        for (name, us) in [
-            ("rtt_min", s.min_us),
-            ("rtt_avg", s.avg_us),
-            ("rtt_max", s.max_us),
-            ("rtt_mdev", s.mdev_us),
-        ] {
-            o.push(Metric::new(name, us as f64 * 1e3, Unit::Nanoseconds));
-        }
-        let mut h = Histogram::new(Layout::NATIVE);
-        for rep in &r.replies {
-            h.record(rep.rtt_us as f64 * 1e3);
-        }
-        let sum: f64 = r.replies.iter().map(|x| x.rtt_us as f64 * 1e3).sum();
-        o.latency = Some(Latency {
-            count: r.received(),
-            min_ns: s.min_us as f64 * 1e3,
-            mean_ns: sum / r.received().max(1) as f64,
-            max_ns: s.max_us as f64 * 1e3,
-            sum_ns: sum,
-            percentiles: STANDARD_PERCENTILES
-                .iter()
-                .map(|&p| Percentile {
-                    p,
-                    ns: h.percentile_ns(p).unwrap_or(0.0),
-                })
-                .collect(),
-            layout: h.layout,
-            buckets: h.nonempty().collect(),
-        });
+}
+
+/// iputils' four figures, then the percentiles of every reply, all in ns.
+fn push_rtt(r: &PingResult, s: &Stats, o: &mut Outcome) {
+    for (name, us) in [
+        ("rtt_min", s.min_us),
+        ("rtt_avg", s.avg_us),
+        ("rtt_max", s.max_us),
+        ("rtt_mdev", s.mdev_us),
+    ] {
+        o.push(Metric::new(name, us as f64 * 1e3, Unit::Nanoseconds));
     }
+    let latency = latency(r, s);
+    for p in &latency.percentiles {
+        let name = format!("rtt_p{}", super::outcome::trim(p.p));
+        o.push(Metric::new(&name, p.ns, Unit::Nanoseconds));
+    }
+    o.latency = Some(latency);
+}
+
+fn latency(r: &PingResult, s: &Stats) -> Latency {
+    let mut h = Histogram::new(Layout::NATIVE);
+    for rep in &r.replies {
+        h.record(rep.rtt_us as f64 * 1e3);
+    }
+    let sum: f64 = r.replies.iter().map(|x| x.rtt_us as f64 * 1e3).sum();
+    Latency {
+        count: r.received(),
+        min_ns: s.min_us as f64 * 1e3,
+        mean_ns: sum / r.received().max(1) as f64,
+        max_ns: s.max_us as f64 * 1e3,
+        sum_ns: sum,
+        percentiles: STANDARD_PERCENTILES
+            .iter()
+            .map(|&p| Percentile {
+                p,
+                ns: h.percentile_ns(p).unwrap_or(0.0),
+            })
+            .collect(),
+        layout: h.layout,
+        buckets: h.nonempty().collect(),
+    }
+}
+
+fn push_notes(r: &PingResult, o: &mut Outcome) {
     o.note(format!("method: {}", r.method.describe()));
     if let Method::Tcp(_) = r.method {
         o.note("TCP connect time measures the handshake, including the peer's accept path");
     }
-    o
+    if r.target.is_loopback() {
+        o.note("loopback: the target is this host; this measures its network stack, not a path");
+    }
+    if r.interrupted {
+        o.note("interrupted: the run was stopped early; figures cover the part that ran");
+    }
 }
 
 #[cfg(test)]
@@ -626,15 +581,66 @@ mod tests {
     }
 
     #[test]
-    fn formats() {
-        assert_eq!(format_time(89), "0.089");
-        assert_eq!(format_time(1234), "1.23");
-        assert_eq!(format_time(12345), "12.3");
-        assert_eq!(format_time(123456), "123");
-        assert_eq!(ms3(194), "0.194");
-        assert_eq!(g6(0.0), "0");
-        assert_eq!(g6(20.0), "20");
-        assert_eq!(g6(100.0 / 3.0), "33.3333");
+    fn outcome_of_five_replies() {
+        let spec = PingSpec {
+            host: "10.0.0.2".into(),
+            family: Family::Any,
+            count: Some(6),
+            interval: Duration::from_millis(200),
+            timeout: Duration::from_secs(1),
+            size: 100,
+            tcp_port: None,
+        };
+        let reply = |seq, rtt_us| Reply {
+            seq,
+            rtt_us,
+            ttl: Some(64),
+            bytes: 108,
+            refused: false,
+        };
+        let r = PingResult {
+            target: "10.0.0.2".parse().unwrap(),
+            method: Method::IcmpDgram,
+            transmitted: 6,
+            replies: [40, 570, 120, 130, 110]
+                .iter()
+                .enumerate()
+                .map(|(i, &us)| reply(i as u64 + 1, us))
+                .collect(),
+            elapsed: Duration::from_secs(1),
+            interrupted: false,
+        };
+        let o = to_outcome(&spec, &r);
+        let m = |n: &str| o.metric(n, None).unwrap().value;
+        assert_eq!(o.workload, "ping");
+        assert_eq!(m("rtt_min"), 40_000.0);
+        assert_eq!(m("rtt_avg"), 194_000.0);
+        assert_eq!(m("rtt_max"), 570_000.0);
+        assert_eq!(
+            m("rtt_mdev"),
+            stats(&[40, 570, 120, 130, 110]).unwrap().mdev_us as f64 * 1e3
+        );
+        assert!((m("loss_ratio") - 1.0 / 6.0).abs() < 1e-12);
+        assert!(m("rtt_p50") >= 110_000.0 && m("rtt_p50") <= 130_000.0 * 1.05);
+        assert!(o.metric("rtt_p99", None).unwrap().better == crate::model::Better::Lower);
+        let params: Vec<String> = o.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        assert_eq!(params, ["interval=0.2", "method=icmp", "packet-size=100"]);
+        assert!(!o.notes.iter().any(|n| n.starts_with("loopback")));
+        let tcp = PingSpec {
+            tcp_port: Some(22),
+            interval: Duration::from_secs(1),
+            ..spec
+        };
+        let o = to_outcome(
+            &tcp,
+            &PingResult {
+                target: "127.0.0.1".parse().unwrap(),
+                ..r
+            },
+        );
+        let params: Vec<String> = o.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        assert_eq!(params, ["interval=1", "method=tcp-connect"]);
+        assert!(o.notes.iter().any(|n| n.starts_with("loopback")));
     }
 
     #[test]
@@ -657,7 +663,11 @@ mod tests {
             size: 56,
             tcp_port: Some(port),
         };
-        let r = run(&spec(open.local_addr().unwrap().port()), &mut |_| {}).unwrap();
+        let r = run(
+            &spec(open.local_addr().unwrap().port()),
+            &crate::workload::observe::Quiet,
+        )
+        .unwrap();
         assert_eq!((r.transmitted, r.received()), (3, 3));
         assert!(r.replies.iter().all(|x| !x.refused));
         drop(open);

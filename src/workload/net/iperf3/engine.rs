@@ -1,8 +1,10 @@
 //! The running part of an iperf3 test, the same on both ends: one thread per stream,
-//! interval snapshots every `-i`, the omit period (counters re-based when it ends), and
-//! the totals at the end. It knows nothing of the control connection.
+//! interval rows every `-i` (handed to the observer as `Snapshot::Iperf3`), the omit
+//! period (counters re-based when it ends), and the totals at the end. It knows
+//! nothing of the control connection.
 
 use super::streams::{self, SendLimits, Snapshot, Stream};
+use crate::workload::observe::{self, Observer, Progress};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -63,6 +65,9 @@ pub struct Engine {
     /// Per-stream RTT statistics of senders: (min, max, sum, n) in µs, and max cwnd.
     rtt: Vec<(u64, u64, u64, u64, u64)>,
     pub stopped_at: Option<Instant>,
+    /// Every counted interval: (start, end, bytes moved by this end's streams).
+    pub history: Vec<(f64, f64, u64)>,
+    next_progress: Instant,
 }
 
 impl Engine {
@@ -97,6 +102,8 @@ impl Engine {
             next_at: first,
             rtt: vec![(u64::MAX, 0, 0, 0, 0); n],
             stopped_at: None,
+            history: Vec::new(),
+            next_progress: t0,
         }
     }
 
@@ -109,8 +116,28 @@ impl Engine {
         self.count_start.is_none()
     }
 
-    /// Returns an interval's rows when a boundary (or the end of the omit period) passed.
-    pub fn poll(&mut self) -> Option<Vec<Row>> {
+    /// Hands an interval's rows to the observer when a boundary (or the end of the
+    /// omit period) passed, and tells it how far the test is.
+    pub fn poll(&mut self, observer: &dyn Observer) {
+        if let Some(rows) = self.due() {
+            self.report(&rows, observer);
+        }
+        let now = Instant::now();
+        if now >= self.next_progress {
+            self.next_progress = now + Duration::from_millis(100);
+            observer.progress(&Progress::at(self.t0.elapsed(), self.moved()));
+        }
+    }
+
+    fn report(&mut self, rows: &[Row], observer: &dyn Observer) {
+        if let Some(first) = rows.first().filter(|r| !r.omitted) {
+            let bytes = rows.iter().map(|r| r.delta.bytes).sum();
+            self.history.push((first.start, first.end, bytes));
+        }
+        observer.snapshot(&observe::Snapshot::Iperf3(rows));
+    }
+
+    fn due(&mut self) -> Option<Vec<Row>> {
         let now = Instant::now();
         if self.count_start.is_none() && now >= self.t0 + self.omit {
             // The omit period ends: report its last interval, then count from here.
@@ -188,7 +215,7 @@ impl Engine {
                     || (t.is_finished()
                         && match &s.socket {
                             super::streams::Socket::Tcp(t) => {
-                                crate::net::sock::unacked_bytes(t).unwrap_or(0) == 0
+                                crate::workload::net::sock::unacked_bytes(t).unwrap_or(0) == 0
                             }
                             super::streams::Socket::Udp(_) => true,
                         })
@@ -201,11 +228,22 @@ impl Engine {
     }
 
     /// The final partial interval, when it is long enough to mean something.
-    pub fn last_interval(&mut self) -> Option<Vec<Row>> {
-        let i = self.interval?;
+    pub fn last_interval(&mut self, observer: &dyn Observer) {
+        let Some(i) = self.interval else { return };
         let now = self.stopped_at.unwrap_or_else(Instant::now);
         let span = now.saturating_duration_since(self.last_at);
-        (span > i / 10 && self.count_start.is_some()).then(|| self.rows(now, false))
+        if span > i / 10 && self.count_start.is_some() {
+            let rows = self.rows(now, false);
+            self.report(&rows, observer);
+        }
+    }
+
+    /// Bytes moved by this end's streams so far.
+    pub fn moved(&self) -> u64 {
+        self.streams
+            .iter()
+            .map(|s| s.counters.bytes.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// Joins the stream threads (bounded: sockets time out within 100 ms once stopped).

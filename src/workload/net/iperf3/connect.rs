@@ -1,0 +1,279 @@
+//! iperf3's data streams set up: the client connects them (TCP with the cookie, UDP
+//! with its hello), the server accepts them on its one port, and both apply the test's
+//! socket options. Errors are in iperf3's words, for the personality to print.
+
+use super::streams::{Socket, Stream};
+use super::wire::{self, Params};
+use crate::workload::net::sock::{self, SockOpts};
+use socket2::{Domain, Protocol, Type};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a client has for each setup step (cookie, parameters, streams, results).
+pub const STEP: Duration = Duration::from_secs(10);
+
+/// Socket options every data stream of a test gets.
+pub fn apply_tcp_opts(s: &socket2::Socket, p: &Params) -> std::io::Result<()> {
+    if p.window > 0 {
+        s.set_send_buffer_size(p.window as usize)?;
+        s.set_recv_buffer_size(p.window as usize)?;
+    }
+    if p.nodelay {
+        s.set_tcp_nodelay(true)?;
+    }
+    if p.mss > 0 {
+        set_int(s, libc::TCP_MAXSEG, p.mss as libc::c_int);
+    }
+    if let Some(cc) = &p.congestion {
+        // SAFETY: setsockopt reads `cc.len()` bytes of the string.
+        let rc = unsafe {
+            use std::os::fd::AsRawFd;
+            libc::setsockopt(
+                s.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_CONGESTION,
+                cc.as_ptr().cast(),
+                cc.len() as libc::socklen_t,
+            )
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+fn set_int(s: &socket2::Socket, name: libc::c_int, v: libc::c_int) {
+    // SAFETY: setsockopt reads one int from `v`.
+    unsafe {
+        use std::os::fd::AsRawFd;
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            name,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
+/// The client's streams: senders first in bidir mode (the server takes the first N
+/// as its receivers), all receivers with `-R`.
+pub fn create_streams(
+    p: &Params,
+    peer: SocketAddr,
+    cookie: &[u8; wire::COOKIE_SIZE],
+    timeout: Duration,
+) -> Result<Vec<Arc<Stream>>, String> {
+    let roles: Vec<bool> = if p.bidirectional {
+        (0..p.parallel)
+            .map(|_| true)
+            .chain((0..p.parallel).map(|_| false))
+            .collect()
+    } else {
+        (0..p.parallel).map(|_| !p.reverse).collect()
+    };
+    let mut streams = Vec::new();
+    for (i, sender) in roles.into_iter().enumerate() {
+        let socket = if p.udp {
+            Socket::Udp(udp_connect(p, peer)?)
+        } else {
+            Socket::Tcp(tcp_connect(p, peer, cookie, timeout)?)
+        };
+        let stream = Stream::new(wire::stream_id(i), sender, socket).map_err(|e| e.to_string())?;
+        streams.push(Arc::new(stream));
+    }
+    Ok(streams)
+}
+
+fn tcp_connect(
+    p: &Params,
+    peer: SocketAddr,
+    cookie: &[u8; wire::COOKIE_SIZE],
+    timeout: Duration,
+) -> Result<TcpStream, String> {
+    let s = socket2::Socket::new(Domain::for_address(peer), Type::STREAM, Some(Protocol::TCP))
+        .map_err(|e| e.to_string())?;
+    apply_tcp_opts(&s, p).map_err(|e| format!("unable to set socket options: {e}"))?;
+    s.connect_timeout(&peer.into(), timeout)
+        .map_err(|e| format!("unable to connect stream: {e}"))?;
+    let mut t: TcpStream = s.into();
+    t.write_all(cookie)
+        .map_err(|e| format!("unable to send cookie to server: {e}"))?;
+    Ok(t)
+}
+
+/// A UDP stream: connect, send the 4-byte hello, wait for any version's reply
+/// (data may arrive first when the server is the sender: it is skipped).
+fn udp_connect(p: &Params, peer: SocketAddr) -> Result<UdpSocket, String> {
+    let opts = SockOpts {
+        sndbuf: p.window as u32,
+        rcvbuf: p.window as u32,
+        nodelay: false,
+    };
+    let s = sock::bind_udp(sock::unspecified_like(&peer), opts).map_err(|e| e.to_string())?;
+    s.connect(peer)
+        .map_err(|e| format!("unable to connect UDP stream: {e}"))?;
+    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut buf = vec![0u8; 65536];
+    let mut sent_at = None::<Instant>;
+    while Instant::now() < deadline {
+        if sent_at.is_none_or(|t| t.elapsed() > Duration::from_secs(2)) {
+            s.send(&wire::UDP_CONNECT_MSG)
+                .map_err(|e| format!("unable to send UDP hello: {e}"))?;
+            sent_at = Some(Instant::now());
+        }
+        match s.recv(&mut buf) {
+            Ok(n) if wire::is_udp_reply(&buf[..n]) => return Ok(s),
+            Ok(_) | Err(_) => {}
+        }
+    }
+    Err("unable to read from the UDP stream socket: no reply from the server".into())
+}
+
+/// The send and receive buffer sizes of a stream's socket, as the kernel set them.
+pub fn buffer_sizes(s: &Stream) -> (u64, u64) {
+    match &s.socket {
+        Socket::Tcp(t) => sock::buffer_sizes(t),
+        Socket::Udp(u) => sock::buffer_sizes(u),
+    }
+}
+
+/// The server's listener on the port; `p` (window, MSS, nodelay) is inherited by
+/// accepted streams.
+pub fn listen(addr: SocketAddr, p: Option<&Params>) -> Result<TcpListener, String> {
+    let fail = |e: std::io::Error| format!("unable to start listener for connections: {e}");
+    let s = socket2::Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
+        .map_err(fail)?;
+    s.set_reuse_address(true).map_err(fail)?;
+    if addr.is_ipv6() {
+        let _ = s.set_only_v6(false);
+    }
+    if let Some(p) = p {
+        apply_tcp_opts(&s, p).map_err(fail)?;
+    }
+    s.bind(&addr.into()).map_err(|e| {
+        if e.kind() == ErrorKind::AddrInUse {
+            "unable to start listener for connections: Address already in use".to_string()
+        } else {
+            fail(e)
+        }
+    })?;
+    s.listen(128).map_err(fail)?;
+    Ok(s.into())
+}
+
+pub fn read_cookie(s: &mut TcpStream) -> std::io::Result<[u8; wire::COOKIE_SIZE]> {
+    s.set_read_timeout(Some(STEP))?;
+    let mut c = [0u8; wire::COOKIE_SIZE];
+    s.read_exact(&mut c)?;
+    Ok(c)
+}
+
+/// Refuses a connection that is not part of the running test.
+pub fn deny(mut s: TcpStream) {
+    let _ = s.write_all(&[wire::ACCESS_DENIED as u8]);
+}
+
+/// The server's streams, as the client opens them: the first N are its receivers
+/// (with `-R` its senders; in bidir mode N receivers, then N senders). A UDP test's
+/// first socket is bound before CREATE_STREAMS goes out (`udp_bind`).
+pub fn accept_streams(
+    listener: &TcpListener,
+    p: &Params,
+    cookie: &[u8; wire::COOKIE_SIZE],
+    mut next_udp: Option<UdpSocket>,
+    addr: SocketAddr,
+) -> Result<Vec<Arc<Stream>>, String> {
+    let n = p.parallel as usize;
+    let roles: Vec<bool> = if p.bidirectional {
+        (0..n).map(|_| false).chain((0..n).map(|_| true)).collect()
+    } else {
+        (0..n).map(|_| p.reverse).collect()
+    };
+    let mut streams = Vec::new();
+    for (i, sender) in roles.iter().enumerate() {
+        let socket = if p.udp {
+            let more = i + 1 < roles.len();
+            Socket::Udp(udp_accept(&mut next_udp, addr, p, more)?)
+        } else {
+            Socket::Tcp(tcp_accept(listener, cookie)?)
+        };
+        let s = Stream::new(wire::stream_id(i), *sender, socket).map_err(|e| e.to_string())?;
+        streams.push(Arc::new(s));
+    }
+    Ok(streams)
+}
+
+fn tcp_accept(
+    listener: &TcpListener,
+    cookie: &[u8; wire::COOKIE_SIZE],
+) -> Result<TcpStream, String> {
+    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let deadline = Instant::now() + STEP;
+    while Instant::now() < deadline {
+        match listener.accept() {
+            Ok((mut s, _)) => {
+                let _ = s.set_nonblocking(false);
+                match read_cookie(&mut s) {
+                    Ok(c) if c == *cookie => {
+                        let _ = s.set_read_timeout(None);
+                        return Ok(s);
+                    }
+                    // Another client, or a stranger: the server is busy.
+                    _ => deny(s),
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => return Err(format!("unable to accept stream connection: {e}")),
+        }
+    }
+    Err("the client did not open its data streams in time".into())
+}
+
+/// A UDP socket on the test's port, waiting for a stream's hello.
+pub fn udp_bind(addr: SocketAddr, p: &Params) -> Result<UdpSocket, String> {
+    let s = socket2::Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))
+        .map_err(|e| e.to_string())?;
+    s.set_reuse_address(true).map_err(|e| e.to_string())?;
+    if addr.is_ipv6() {
+        let _ = s.set_only_v6(false);
+    }
+    if p.window > 0 {
+        let _ = s.set_send_buffer_size(p.window as usize);
+        let _ = s.set_recv_buffer_size(p.window as usize);
+    }
+    s.bind(&addr.into())
+        .map_err(|e| format!("unable to bind UDP stream socket: {e}"))?;
+    Ok(s.into())
+}
+
+/// A UDP stream: the bound socket takes the client's hello and is connected to its
+/// sender; the next stream's socket is bound on the same port before the reply goes
+/// out, since the client sends its next hello as soon as it has the reply.
+fn udp_accept(
+    slot: &mut Option<UdpSocket>,
+    addr: SocketAddr,
+    p: &Params,
+    more: bool,
+) -> Result<UdpSocket, String> {
+    let u = slot.take().ok_or("no UDP socket bound")?;
+    u.set_read_timeout(Some(STEP)).map_err(|e| e.to_string())?;
+    let mut buf = [0u8; 64];
+    let (_, from) = u
+        .recv_from(&mut buf)
+        .map_err(|e| format!("unable to receive the UDP stream hello: {e}"))?;
+    u.connect(from).map_err(|e| e.to_string())?;
+    if more {
+        *slot = Some(udp_bind(addr, p)?);
+    }
+    u.send(&wire::UDP_CONNECT_REPLY)
+        .map_err(|e| e.to_string())?;
+    let _ = u.set_read_timeout(None);
+    Ok(u)
+}

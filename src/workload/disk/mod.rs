@@ -275,3 +275,88 @@ fn test_outcome(spec: &DiskSpec, test: &DiskTest, r: &JobResult, place: &Place) 
     };
     outcome::outcome(&ran, r)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::time::Instant;
+
+    /// Records the phases it saw; asks to stop once `stop_after` has passed.
+    struct Watcher {
+        phases: Mutex<Vec<(usize, u64)>>,
+        started: Instant,
+        stop_after: Duration,
+    }
+
+    impl Observer for Watcher {
+        fn progress(&self, p: &Progress) {
+            self.phases.lock().unwrap().push((p.phase, p.done));
+        }
+        fn stop_requested(&self) -> bool {
+            self.started.elapsed() >= self.stop_after
+        }
+    }
+
+    fn spec(dir: &std::path::Path, names: &[&str], runtime: Duration) -> DiskSpec {
+        DiskSpec {
+            dir: dir.to_path_buf(),
+            size: 4 << 20,
+            tests: names
+                .iter()
+                .map(|n| {
+                    standard_test(n, runtime, Duration::ZERO, Some(EngineKind::Psync), false)
+                        .unwrap()
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_observer_sees_each_test_as_a_phase() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = Watcher {
+            phases: Mutex::new(Vec::new()),
+            started: Instant::now(),
+            stop_after: Duration::from_secs(3600),
+        };
+        let spec = spec(
+            dir.path(),
+            &["randread", "randwrite"],
+            Duration::from_millis(350),
+        );
+        let outcomes = run(&spec, &w).unwrap();
+        assert_eq!(outcomes.len(), 2);
+        let seen = w.phases.lock().unwrap().clone();
+        assert!(
+            seen.iter().any(|p| p.0 == 0) && seen.iter().any(|p| p.0 == 1),
+            "{seen:?}"
+        );
+        // Phases in order, and I/Os counted within each.
+        assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
+        assert!(seen.iter().any(|p| p.1 > 0), "{seen:?}");
+        assert!(outcomes.iter().all(|o| !o.interrupted));
+    }
+
+    #[test]
+    fn the_observer_stops_a_test_between_ios() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = Watcher {
+            phases: Mutex::new(Vec::new()),
+            started: Instant::now(),
+            stop_after: Duration::from_millis(600),
+        };
+        let spec = spec(
+            dir.path(),
+            &["randread", "randwrite"],
+            Duration::from_secs(30),
+        );
+        let started = Instant::now();
+        let outcomes = run(&spec, &w).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        // The first test ends early and says so; the second never starts.
+        assert_eq!(outcomes.len(), 1);
+        assert!(outcomes[0].interrupted);
+        assert!(outcomes[0].metric("read_iops", None).unwrap().value > 0.0);
+    }
+}

@@ -339,11 +339,17 @@ pub fn check(p: &Promise, outcomes: &[Outcome], threshold: f64) -> Vec<Check> {
     for (test, metric, is_iops) in CHECKED {
         let promised = if is_iops { p.iops } else { p.bytes_per_sec };
         let Some(promised) = promised else { continue };
+        // The test is the outcome's name (older outcomes named it in the variant).
         let Some(m) = outcomes
             .iter()
             .filter(|o| o.workload == "disk")
-            .flat_map(|o| o.metrics.iter())
-            .find(|m| m.name == metric && m.variant.as_deref() == Some(test))
+            .flat_map(|o| {
+                let named = o.spec.get("name").and_then(|n| n.as_str()) == Some(test);
+                o.metrics
+                    .iter()
+                    .filter(move |m| named || m.variant.as_deref() == Some(test))
+            })
+            .find(|m| m.name == metric)
         else {
             continue;
         };

@@ -169,18 +169,10 @@ pub fn execute(args: DiskArgs) -> Result<ExitCode, CliError> {
     spec.validate()?;
     let promise = args.expect.promise()?;
     args.save.check()?;
-    let per_test = spec
-        .tests
-        .iter()
-        .map(|t| t.job.runtime + t.job.ramp)
-        .collect::<Vec<_>>();
-    let total: Duration = per_test.iter().sum();
+    let total: Duration = spec.tests.iter().map(|t| t.job.runtime + t.job.ramp).sum();
+    // The bar adds up the tests: each test's progress starts again from zero.
     let progress = Progress::new("disk", Expect::Time(total));
-    let tick = |i: usize, d: Duration| {
-        let before: Duration = per_test[..i].iter().sum();
-        progress.tick(before + d, 0);
-    };
-    let outcomes = match disk::run(&spec, &tick) {
+    let outcomes = match disk::run(&spec, &progress) {
         Ok(o) => o,
         Err(DiskError::Spec(e)) => return Err(CliError::Spec(e)),
         Err(e) if e.is_usage() => return Err(CliError::Usage(e.to_string())),

@@ -12,6 +12,7 @@
 
 use crate::measure::stop_requested;
 use crate::workload::buffer::AlignedBuffer;
+use crate::workload::disk::copy::{self, Copied, CopySpec, End};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
 use std::os::fd::AsRawFd;
@@ -214,7 +215,46 @@ struct Totals {
     bytes: u64,
 }
 
-pub fn main(args: &[String], _record: &mut super::Record) -> ExitCode {
+impl Flags {
+    fn words(self) -> Vec<&'static str> {
+        [
+            (self.direct, "direct"),
+            (self.dsync, "dsync"),
+            (self.sync, "sync"),
+        ]
+        .into_iter()
+        .filter_map(|(on, w)| on.then_some(w))
+        .collect()
+    }
+}
+
+/// The copy as a measurement, in dd's words, between the kinds of file it joined.
+fn copy_spec(a: &Args, input: End, output: End) -> CopySpec {
+    let c = a.conv;
+    CopySpec {
+        input,
+        output,
+        ibs: a.ibs,
+        obs: a.obs,
+        bs: a.same_blocks,
+        count: a.count,
+        iflag: a.iflag.words(),
+        oflag: a.oflag.words(),
+        conv: [
+            (c.fdatasync, "fdatasync"),
+            (c.fsync, "fsync"),
+            (c.notrunc, "notrunc"),
+            (c.sync, "sync"),
+        ]
+        .into_iter()
+        .filter_map(|(on, w)| on.then_some(w))
+        .collect(),
+    }
+}
+
+/// Keeps one outcome per copy. dd has no time option, so a soak slice
+/// (`record.slice`) changes nothing: the copy does what its operands say.
+pub fn main(args: &[String], record: &mut super::Record) -> ExitCode {
     // dd dies of SIGPIPE when its reader goes away (`dd … | head` exits 141), as
     // GNU dd does; Rust ignores the signal by default.
     // SAFETY: restoring the default disposition of one signal.
@@ -247,8 +287,14 @@ pub fn main(args: &[String], _record: &mut super::Record) -> ExitCode {
         }
     };
     match copy(&a) {
-        Ok((totals, elapsed)) => {
+        Ok((totals, elapsed, (input, output))) => {
             report(&a, &totals, elapsed);
+            let copied = Copied {
+                bytes: totals.bytes,
+                elapsed,
+                interrupted: stop_requested(),
+            };
+            record.keep(copy::outcome(&copy_spec(&a, input, output), &copied));
             if stop_requested() {
                 ExitCode::from(130)
             } else {
@@ -419,9 +465,11 @@ fn os_message(e: &io::Error) -> String {
     }
 }
 
-fn copy(a: &Args) -> Result<(Totals, Duration), Failure> {
+/// Copies; returns the totals, the time taken and what the input and output were.
+fn copy(a: &Args) -> Result<(Totals, Duration, (End, End)), Failure> {
     let mut input = open_input(a).map_err(|m| (m, None))?;
     let (out_fd, output) = open_output(a).map_err(|m| (m, None))?;
+    let ends = (End::of_fd(input.fd), End::of_fd(out_fd));
     // Separate, aligned input and output buffers, so direct I/O works on both sides
     // whatever ibs and obs are. Pages are mapped only when touched.
     let (in_buffer, out_buffer) = match (
@@ -540,7 +588,7 @@ fn copy(a: &Args) -> Result<(Totals, Duration), Failure> {
     if a.status == Status::Progress && elapsed >= Duration::from_secs(1) {
         eprintln!();
     }
-    Ok((t, elapsed))
+    Ok((t, elapsed, ends))
 }
 
 fn report(a: &Args, t: &Totals, elapsed: Duration) {

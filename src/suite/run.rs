@@ -115,16 +115,7 @@ impl Step {
             Step::Bandwidth(s) => vec![bandwidth::run(s, observer)?],
             Step::Latency(s) => vec![latency::run(s, observer)?],
             Step::Block(s) => vec![block::run(s, observer)?],
-            Step::Disk(s) => {
-                let per_test: Vec<Duration> =
-                    s.tests.iter().map(|t| t.job.runtime + t.job.ramp).collect();
-                disk::run(s, &|i, d| {
-                    observer.progress(&crate::workload::observe::Progress::at(
-                        per_test[..i].iter().sum::<Duration>() + d,
-                        0,
-                    ))
-                })?
-            }
+            Step::Disk(s) => disk::run(s, observer)?,
             Step::Net(p) => net_step::run(p, observer).map_err(|f| StepError::Failed {
                 message: f.message,
                 kept: f.kept,

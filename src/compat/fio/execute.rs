@@ -5,8 +5,11 @@ use super::diskstats::DiskUtil;
 use super::plan::{Prepared, is_block_device};
 use super::stats::Report;
 use super::{Failure, Summary, ctime};
+use crate::model::Outcome;
 use crate::workload::disk::files;
 use crate::workload::disk::job::{self, JobResult};
+use crate::workload::disk::outcome::{self as disk_outcome, Place, Ran};
+use crate::workload::observe::{Observer, Progress, Quiet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -38,7 +41,7 @@ pub(super) fn lay_out(batch: &[&Prepared]) -> Result<String, Failure> {
                 }
                 // Reads need data to read; pure write jobs only need the space.
                 let with_data = p.plan.pattern.reads();
-                files::extend(&t.path, t.size, with_data, 0x1a70u64)
+                files::extend(&t.path, t.size, with_data, 0x1a70u64, &Quiet)
                     .map_err(|e| Failure::Run(e.to_string()))?;
                 count += 1;
                 bytes += t.size;
@@ -83,6 +86,12 @@ pub(super) struct Status {
     letter: char,
     planned: Option<Duration>,
     last: std::sync::Mutex<Instant>,
+}
+
+impl Observer for Status {
+    fn progress(&self, p: &Progress) {
+        self.tick(p.elapsed);
+    }
 }
 
 impl Status {
@@ -158,12 +167,10 @@ pub(super) fn run_batch(
                     let status = &status;
                     scope.spawn(move || {
                         let start = Instant::now();
-                        let tick = |d: Duration| {
-                            if i == 0 {
-                                status.tick(d)
-                            }
-                        };
-                        let r = job::run_threads(&p.plan, &p.targets, &tick)?;
+                        // The first job of the batch drives the status line; every
+                        // job stops on Ctrl-C.
+                        let observer: &dyn Observer = if i == 0 { status } else { &Quiet };
+                        let r = job::run_threads(&p.plan, &p.targets, observer)?;
                         if p.job.opts.end_fsync && p.plan.pattern.writes() {
                             for t in p.targets.iter().flatten() {
                                 if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&t.path)
@@ -188,14 +195,71 @@ pub(super) fn run_batch(
         .collect()
 }
 
+/// Where a job's first file is, for the outcome's notes.
+fn place_of(p: &Prepared) -> Place {
+    let Some(path) = p.targets.first().and_then(|t| t.first()).map(|t| &t.path) else {
+        return Place::of(Path::new("."));
+    };
+    if is_block_device(path) {
+        return Place {
+            fs: "a block device",
+            ram_backed: false,
+            device: path.display().to_string(),
+        };
+    }
+    Place::of(
+        path.parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new(".")),
+    )
+}
+
+/// The outcome of one report: the disk workload's conversion, with the job's plan
+/// (the first job's, for a group) and its options as written for the spec.
+fn report_outcome(report: &Report, p: &Prepared, globals: &[(String, String)]) -> Outcome {
+    let options = |given: &[(String, String)]| -> serde_json::Map<String, serde_json::Value> {
+        given
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::from(v.as_str())))
+            .collect()
+    };
+    let place = place_of(p);
+    let ran = Ran {
+        name: &report.name,
+        plan: &p.plan,
+        numjobs: p.targets.len(),
+        threads: report.jobs,
+        size: p
+            .targets
+            .first()
+            .map_or(0, |files| files.iter().map(|t| t.size).sum()),
+        place: &place,
+        spec: serde_json::json!({
+            "name": report.name,
+            "global options": options(globals),
+            "job options": options(&p.job.opts.given),
+        }),
+    };
+    let mut o = disk_outcome::outcome(&ran, &report.result);
+    if report.jobs > p.targets.len() {
+        o.note(format!(
+            "group_reporting merged {} threads of several jobs: the params are those of '{}', the first",
+            report.jobs, p.job.opts.name
+        ));
+    }
+    o
+}
+
+/// The reports fio prints, and one outcome per report to keep.
 pub(super) fn summarise<'a>(
     prepared: &'a [Prepared<'a>],
     finished: &[(usize, Vec<JobResult>, Duration)],
     disks: Vec<DiskUtil>,
     global_options: Vec<(String, String)>,
     timestamp_ms: u64,
-) -> Summary<'a> {
+) -> (Summary<'a>, Vec<Outcome>) {
     let mut reports: Vec<Report<'a>> = Vec::new();
+    let mut outcomes: Vec<Outcome> = Vec::new();
     let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
     let max_group = prepared.iter().map(|p| p.job.groupid).max().unwrap_or(0);
     for g in 0..=max_group {
@@ -212,31 +276,35 @@ pub(super) fn summarise<'a>(
             let threads: Vec<&JobResult> = members.iter().flat_map(|m| m.1.iter()).collect();
             let wall = members.iter().map(|m| m.2).max().unwrap_or_default();
             indexes.push(reports.len());
-            reports.push(Report::new(
+            let report = Report::new(
                 first_opts.name.clone(),
                 g,
                 first_opts,
                 &threads,
                 wall.as_secs_f64().round() as u64,
-            ));
+            );
+            outcomes.push(report_outcome(&report, &prepared[first.0], &global_options));
+            reports.push(report);
         } else {
             for (i, results, wall) in members {
                 let opts = &prepared[*i].job.opts;
                 for r in results {
                     indexes.push(reports.len());
-                    reports.push(Report::new(
+                    let report = Report::new(
                         opts.name.clone(),
                         g,
                         opts,
                         &[r],
                         wall.as_secs_f64().round() as u64,
-                    ));
+                    );
+                    outcomes.push(report_outcome(&report, &prepared[*i], &global_options));
+                    reports.push(report);
                 }
             }
         }
         groups.push((g, indexes));
     }
-    Summary {
+    let summary = Summary {
         reports,
         groups,
         disks,
@@ -244,5 +312,6 @@ pub(super) fn summarise<'a>(
         timestamp_ms,
         time_text: ctime((timestamp_ms / 1000) as i64),
         pid: std::process::id(),
-    }
+    };
+    (summary, outcomes)
 }

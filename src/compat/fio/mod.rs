@@ -103,7 +103,7 @@ Job options (--name=JOB starts a job; options before it apply to all jobs):
 Any other option is refused by name. See docs/compat-fio.md.
 ";
 
-pub fn main(args: &[String], _record: &mut crate::compat::Record) -> ExitCode {
+pub fn main(args: &[String], record: &mut crate::compat::Record) -> ExitCode {
     let inv = match parse_args(args) {
         Ok(Some(inv)) => inv,
         Ok(None) => return ExitCode::SUCCESS,
@@ -112,7 +112,7 @@ pub fn main(args: &[String], _record: &mut crate::compat::Record) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(&inv) {
+    match run(&inv, record) {
         Ok(code) => code,
         Err(Failure::Usage(msg)) => {
             eprintln!("fio: {msg}");
@@ -291,8 +291,19 @@ fn write_output(path: &Path, text: &str) -> Result<(), Failure> {
     Ok(())
 }
 
-fn run(inv: &Invocation) -> Result<ExitCode, Failure> {
-    let (jobs, global_options) = build_jobs(inv)?;
+/// A soak slice runs every job time-based for the slice's length, whatever its
+/// `runtime`, `time_based` and sizes say (its ramp and start delay still apply).
+fn apply_slice(jobs: &mut [plan::Job], slice: Option<Duration>) {
+    let Some(slice) = slice else { return };
+    for j in jobs {
+        j.opts.runtime = Some(slice);
+        j.opts.time_based = true;
+    }
+}
+
+fn run(inv: &Invocation, record: &mut crate::compat::Record) -> Result<ExitCode, Failure> {
+    let (mut jobs, global_options) = build_jobs(inv)?;
+    apply_slice(&mut jobs, record.slice);
     let prepared: Vec<Prepared> = jobs
         .iter()
         .map(|j| prepare(j, inv.allow_device))
@@ -381,7 +392,10 @@ fn run(inv: &Invocation) -> Result<ExitCode, Failure> {
         .iter()
         .filter_map(|w| w.finish())
         .collect();
-    let summary = summarise(&prepared, &finished, disks, global_options, start_ms);
+    let (summary, outcomes) = summarise(&prepared, &finished, disks, global_options, start_ms);
+    for o in outcomes {
+        record.keep(o);
+    }
     let mut out = String::new();
     if inv.formats.json_plus {
         out.push_str(&json::render(&summary, true));

@@ -4,7 +4,7 @@
 //! there before is never opened for writing.
 
 use crate::measure::rng::Xoroshiro128Plus;
-use crate::measure::stop_requested;
+use crate::workload::observe::Observer;
 use std::ffi::CString;
 use std::fs;
 use std::io;
@@ -182,7 +182,12 @@ pub fn open(path: &Path, direct: bool, write: bool) -> Result<fs::File, FileErro
 /// Creates `path` (which must not exist) and fills it with `size` random bytes,
 /// written sequentially in 1 MiB pieces and synced, so reads hit allocated blocks
 /// and every write test overwrites real data.
-pub fn lay_out(path: &Path, size: u64, seed: u64) -> Result<(), FileError> {
+pub fn lay_out(
+    path: &Path,
+    size: u64,
+    seed: u64,
+    observer: &dyn Observer,
+) -> Result<(), FileError> {
     use std::io::Write;
     let err = |source| FileError::Io {
         path: path.to_path_buf(),
@@ -197,7 +202,7 @@ pub fn lay_out(path: &Path, size: u64, seed: u64) -> Result<(), FileError> {
     let mut chunk = vec![0u8; 1 << 20];
     let mut left = size;
     while left > 0 {
-        if stop_requested() {
+        if observer.stop_requested() {
             return Err(FileError::Interrupted);
         }
         fill_random(&mut chunk, &mut rng);
@@ -213,7 +218,13 @@ pub fn lay_out(path: &Path, size: u64, seed: u64) -> Result<(), FileError> {
 /// way): random data from the current end when the job reads it, otherwise only
 /// allocated. Returns whether the file was created. On failure or Ctrl-C a file it
 /// created is removed and one it extended is cut back to its old length.
-pub fn extend(path: &Path, size: u64, with_data: bool, seed: u64) -> Result<bool, FileError> {
+pub fn extend(
+    path: &Path,
+    size: u64,
+    with_data: bool,
+    seed: u64,
+    observer: &dyn Observer,
+) -> Result<bool, FileError> {
     use std::io::{Seek, SeekFrom, Write};
     use std::os::fd::AsRawFd;
     let err = |source| FileError::Io {
@@ -242,7 +253,7 @@ pub fn extend(path: &Path, size: u64, with_data: bool, seed: u64) -> Result<bool
             let mut chunk = vec![0u8; 1 << 20];
             let mut left = size.saturating_sub(old_len);
             while left > 0 {
-                if stop_requested() {
+                if observer.stop_requested() {
                     return Err(FileError::Interrupted);
                 }
                 fill_random(&mut chunk, &mut rng);
@@ -304,7 +315,13 @@ mod tests {
         {
             let dir = TestDir::create(parent.path()).unwrap();
             path = dir.path().to_path_buf();
-            lay_out(&path.join("f"), 3 << 20 | 17, 1).unwrap();
+            lay_out(
+                &path.join("f"),
+                3 << 20 | 17,
+                1,
+                &crate::workload::observe::Quiet,
+            )
+            .unwrap();
             assert_eq!(fs::metadata(path.join("f")).unwrap().len(), 3 << 20 | 17);
         }
         assert!(!path.exists());
@@ -315,7 +332,7 @@ mod tests {
         let parent = tempfile::tempdir().unwrap();
         let precious = parent.path().join("precious");
         fs::write(&precious, b"keep").unwrap();
-        assert!(lay_out(&precious, 4096, 1).is_err());
+        assert!(lay_out(&precious, 4096, 1, &crate::workload::observe::Quiet).is_err());
         assert_eq!(fs::read(&precious).unwrap(), b"keep");
     }
 

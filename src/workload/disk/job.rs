@@ -15,11 +15,12 @@ use crate::measure::cputime::CpuTime;
 use crate::measure::fio_histogram::{FioHistogram, LatencyClasses};
 use crate::measure::histogram::{Histogram, Layout};
 use crate::measure::rng::Xoroshiro128Plus;
-use crate::measure::stop_requested;
 use crate::workload::buffer::AlignedBuffer;
+use crate::workload::observe::{Observer, Progress};
 use serde::Serialize;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
@@ -367,7 +368,7 @@ pub fn run(
     spec: &JobSpec,
     path: &Path,
     file_size: u64,
-    tick: &(dyn Fn(Duration) + Sync),
+    observer: &dyn Observer,
 ) -> Result<JobResult, JobError> {
     let blocks = (file_size / spec.block_size as u64).max(1);
     let targets: Vec<Vec<FileTarget>> = (0..spec.jobs as u64)
@@ -379,7 +380,7 @@ pub fn run(
             }]
         })
         .collect();
-    let results = run_threads(&spec.plan(), &targets, tick)?;
+    let results = run_threads(&spec.plan(), &targets, observer)?;
     let mut merged = results[0].clone();
     for r in &results[1..] {
         merged.merge(r);
@@ -388,20 +389,25 @@ pub fn run(
 }
 
 /// Runs one thread per entry of `targets` (each thread's files) and returns each
-/// thread's result, in order. The first thread reports progress through `tick`.
+/// thread's result, in order. Every thread asks `observer` whether to stop between
+/// I/Os; the first reports progress (time since it started, I/Os measured by all).
 pub fn run_threads(
     plan: &IoPlan,
     targets: &[Vec<FileTarget>],
-    tick: &(dyn Fn(Duration) + Sync),
+    observer: &dyn Observer,
 ) -> Result<Vec<JobResult>, JobError> {
+    let done = AtomicU64::new(0);
     let results: Vec<Result<JobResult, JobError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = targets
             .iter()
             .enumerate()
             .map(|(j, files)| {
-                scope.spawn(move || {
-                    run_thread(plan, files, j, if j == 0 { Some(tick) } else { None })
-                })
+                let watch = Watch {
+                    observer,
+                    done: &done,
+                    reports: j == 0,
+                };
+                scope.spawn(move || Worker::open(plan, files, j)?.run(&watch))
             })
             .collect();
         handles
@@ -553,22 +559,6 @@ impl OpenTarget<'_> {
     }
 }
 
-/// Submits the requests queued since the last submission and stamps their time.
-fn submit_now(
-    engine: &mut (dyn engine::Engine + Send),
-    slots: &[usize],
-    submitted_at: &mut [Option<Instant>],
-    batches: &mut DepthMap,
-) -> std::io::Result<()> {
-    engine.submit()?;
-    let t = Instant::now();
-    for &s in slots {
-        submitted_at[s] = Some(t);
-    }
-    batches[batch_bucket(slots.len())] += 1;
-    Ok(())
-}
-
 fn thread_counters() -> [u64; 3] {
     // SAFETY: getrusage fills a plain struct we own.
     let u = unsafe {
@@ -584,10 +574,10 @@ fn thread_counters() -> [u64; 3] {
 }
 
 /// Sleeps `d` unless a stop is requested meanwhile; false when stopped.
-fn wait(d: Duration) -> bool {
+fn wait(d: Duration, observer: &dyn Observer) -> bool {
     let until = Instant::now() + d;
     while Instant::now() < until {
-        if stop_requested() {
+        if observer.stop_requested() {
             return false;
         }
         std::thread::sleep((until - Instant::now()).min(Duration::from_millis(50)));
@@ -595,360 +585,567 @@ fn wait(d: Duration) -> bool {
     true
 }
 
-fn run_thread(
-    plan: &IoPlan,
-    targets: &[FileTarget],
-    index: usize,
-    tick: Option<&(dyn Fn(Duration) + Sync)>,
-) -> Result<JobResult, JobError> {
-    let first = &targets[0].path;
-    let mut files: Vec<OpenTarget> = Vec::with_capacity(targets.len());
-    for t in targets {
-        let file = files::open(&t.path, plan.direct, plan.pattern.writes())?;
-        let fd = file.as_raw_fd();
-        let min_bs = plan.read_sizes.min().min(plan.write_sizes.min()).max(1) as u64;
-        files.push(OpenTarget {
-            target: t,
-            _file: file,
-            fd,
-            cursor: [t.seq_start; 2],
-            map: (plan.random_map && plan.pattern.is_random())
-                .then(|| CoverageMap::new((t.size / min_bs).max(1))),
-        });
+/// What the threads of one job share while they run: the observer, and how many
+/// completions they counted so far (for its progress).
+struct Watch<'o> {
+    observer: &'o dyn Observer,
+    done: &'o AtomicU64,
+    /// Only the first thread reports progress.
+    reports: bool,
+}
+
+/// One request slot: what is in it, and when it was queued and submitted.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    op: Op,
+    file: usize,
+    offset: u64,
+    len: usize,
+    queued_at: Instant,
+    submitted_at: Option<Instant>,
+}
+
+impl Slot {
+    fn queued(op: Op, file: usize, offset: u64, len: usize) -> Self {
+        Slot {
+            op,
+            file,
+            offset,
+            len,
+            queued_at: Instant::now(),
+            submitted_at: None,
+        }
     }
-    let max_bs = plan.read_sizes.max().max(plan.write_sizes.max());
-    // Each slot's buffer starts on a 4 KiB boundary, whatever the block size.
-    let stride = max_bs.next_multiple_of(4096);
-    let async_depth = plan.iodepth.max(1);
-    // Declared before the engine so that it outlives it: engines wait for requests in
-    // flight when dropped, and those requests point into these buffers.
-    let buffers = AlignedBuffer::new(async_depth * stride).ok_or_else(|| {
-        io_error(
-            first,
-            "buffer allocation",
-            0,
-            std::io::Error::from(std::io::ErrorKind::OutOfMemory),
-            false,
-        )
-    })?;
-    let (mut engine, skipped) =
-        engine::open(plan.engine, async_depth).map_err(|source| JobError::Engine {
-            path: first.clone(),
-            engine: plan.engine.map_or("any", EngineKind::name),
-            source,
+}
+
+/// A thread's clock: when it started, when its ramp ends and its runtime with it.
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    start: Instant,
+    ramp_end: Instant,
+    end: Option<Instant>,
+}
+
+impl Clock {
+    fn starting_now(plan: &IoPlan) -> Self {
+        let start = Instant::now();
+        let ramp_end = start + plan.ramp;
+        Clock {
+            start,
+            ramp_end,
+            end: plan.runtime.map(|r| ramp_end + r),
+        }
+    }
+
+    /// Whether a completion at `t` is measured (after the ramp, before the end).
+    fn counts(&self, t: Instant) -> bool {
+        t >= self.ramp_end && self.end.is_none_or(|e| t <= e)
+    }
+}
+
+/// One thread of a job: its open files, its engine and buffers, `iodepth` request
+/// slots, and what it counted. `run` keeps the slots busy until the plan's limit.
+struct Worker<'a> {
+    plan: &'a IoPlan,
+    files: Vec<OpenTarget<'a>>,
+    // Declared before `buffers`, so dropped first: engines wait for the requests in
+    // flight when dropped, and those requests point into the buffers.
+    engine: Box<dyn engine::Engine + Send>,
+    buffers: AlignedBuffer,
+    /// Bytes between two slots' buffers (each starts on a 4 KiB boundary).
+    stride: usize,
+    kind: EngineKind,
+    skipped: Vec<String>,
+    /// Submission latency exists only where submitting and completing are apart.
+    split_submit: bool,
+    rng: Xoroshiro128Plus,
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+    /// Slots queued in this round; those before `submitted_upto` are submitted.
+    fresh: Vec<usize>,
+    submitted_upto: usize,
+    done: Vec<Completion>,
+    in_flight: usize,
+    read: DirStats,
+    write: DirStats,
+    sync: DirStats,
+    windows: Vec<Window>,
+    depth_levels: DepthMap,
+    submit_batches: DepthMap,
+    complete_batches: DepthMap,
+    writes_issued: u64,
+    writes_since_sync: u32,
+    sync_due: bool,
+    sync_in_flight: bool,
+    next_file: usize,
+    last_written: usize,
+    /// Bytes issued after the ramp, against `byte_limit`.
+    bytes_issued: u64,
+    byte_limit: Option<u64>,
+    clock: Clock,
+    /// CPU time and counters of this thread when the ramp ended.
+    at_ramp_end: Option<(CpuTime, [u64; 3])>,
+    last_counted: Instant,
+    last_tick: Instant,
+    /// The first error stops new requests; the loop still reaps what is in flight.
+    failure: Option<JobError>,
+    interrupted: bool,
+}
+
+impl<'a> Worker<'a> {
+    /// Opens the thread's files and engine and fills its buffers with random data.
+    fn open(plan: &'a IoPlan, targets: &'a [FileTarget], index: usize) -> Result<Self, JobError> {
+        let first = &targets[0].path;
+        let min_bs = plan.read_sizes.min().min(plan.write_sizes.min()).max(1) as u64;
+        let mut files: Vec<OpenTarget> = Vec::with_capacity(targets.len());
+        for t in targets {
+            let file = files::open(&t.path, plan.direct, plan.pattern.writes())?;
+            files.push(OpenTarget {
+                target: t,
+                fd: file.as_raw_fd(),
+                _file: file,
+                cursor: [t.seq_start; 2],
+                map: (plan.random_map && plan.pattern.is_random())
+                    .then(|| CoverageMap::new((t.size / min_bs).max(1))),
+            });
+        }
+        let max_bs = plan.read_sizes.max().max(plan.write_sizes.max());
+        let stride = max_bs.next_multiple_of(4096);
+        let async_depth = plan.iodepth.max(1);
+        let buffers = AlignedBuffer::new(async_depth * stride).ok_or_else(|| {
+            io_error(
+                first,
+                "buffer allocation",
+                0,
+                std::io::Error::from(std::io::ErrorKind::OutOfMemory),
+                false,
+            )
         })?;
-    let kind = engine.kind();
-    let depth = if kind.is_async() { async_depth } else { 1 };
-    // Submission latency exists only where submitting and completing are apart.
-    let split_submit = plan.detailed && kind.is_async();
-    let mut rng = Xoroshiro128Plus::seeded(plan.seed.wrapping_add(index as u64 * 0x9E37));
-    // SAFETY: the buffer is ours, `async_depth * stride` bytes long.
-    files::fill_random(
-        unsafe { std::slice::from_raw_parts_mut(buffers.as_ptr(), async_depth * stride) },
-        &mut rng,
-    );
+        let (engine, skipped) =
+            engine::open(plan.engine, async_depth).map_err(|source| JobError::Engine {
+                path: first.clone(),
+                engine: plan.engine.map_or("any", EngineKind::name),
+                source,
+            })?;
+        let kind = engine.kind();
+        let depth = if kind.is_async() { async_depth } else { 1 };
+        let mut rng = Xoroshiro128Plus::seeded(plan.seed.wrapping_add(index as u64 * 0x9E37));
+        // SAFETY: the buffer is ours, `async_depth * stride` bytes long.
+        files::fill_random(
+            unsafe { std::slice::from_raw_parts_mut(buffers.as_ptr(), async_depth * stride) },
+            &mut rng,
+        );
+        let clock = Clock::starting_now(plan);
+        Ok(Worker {
+            plan,
+            files,
+            engine,
+            buffers,
+            stride,
+            kind,
+            skipped,
+            split_submit: plan.detailed && kind.is_async(),
+            rng,
+            slots: vec![Slot::queued(Op::Read, 0, 0, 0); depth],
+            free: (0..depth).rev().collect(),
+            fresh: Vec::with_capacity(depth),
+            submitted_upto: 0,
+            done: Vec::with_capacity(depth),
+            in_flight: 0,
+            read: DirStats::new(plan.detailed),
+            write: DirStats::new(plan.detailed),
+            sync: DirStats::new(plan.detailed),
+            windows: Vec::new(),
+            depth_levels: [0; 7],
+            submit_batches: [0; 7],
+            complete_batches: [0; 7],
+            writes_issued: 0,
+            writes_since_sync: 0,
+            sync_due: false,
+            sync_in_flight: false,
+            next_file: 0,
+            last_written: 0,
+            bytes_issued: 0,
+            byte_limit: plan
+                .io_limit
+                .map(|l| l.saturating_mul(u64::from(plan.loops.max(1)))),
+            clock,
+            at_ramp_end: None,
+            last_counted: clock.ramp_end,
+            last_tick: clock.start,
+            failure: None,
+            interrupted: false,
+        })
+    }
 
-    let mut free: Vec<usize> = (0..depth).rev().collect();
-    let mut queued_at = vec![Instant::now(); depth];
-    let mut submitted_at: Vec<Option<Instant>> = vec![None; depth];
-    // (op, file index, offset, length) of the request in each slot.
-    let mut slots = vec![(Op::Read, 0usize, 0u64, 0usize); depth];
-    let mut fresh: Vec<usize> = Vec::with_capacity(depth);
-    let mut done: Vec<Completion> = Vec::with_capacity(depth);
-    let (mut read, mut write, mut sync) = (
-        DirStats::new(plan.detailed),
-        DirStats::new(plan.detailed),
-        DirStats::new(plan.detailed),
-    );
-    let mut windows: Vec<Window> = Vec::new();
-    let mut depth_levels = [0u64; 7];
-    let mut submit_batches = [0u64; 7];
-    let mut complete_batches = [0u64; 7];
-    let mut in_flight = 0usize;
-    let mut writes_issued = 0u64;
-    let mut writes_since_sync = 0u32;
-    let mut sync_due = false;
-    let mut sync_in_flight = false;
-    let mut next_file = 0usize;
-    let mut last_written = 0usize;
-    let mut bytes_issued = 0u64;
-    let byte_limit = plan
-        .io_limit
-        .map(|l| l.saturating_mul(u64::from(plan.loops.max(1))));
+    /// After the start delay: issues, submits and reaps until the plan's limit, a
+    /// stop request or an error, then drains what is in flight.
+    fn run(mut self, watch: &Watch) -> Result<JobResult, JobError> {
+        self.interrupted = !wait(self.plan.start_delay, watch.observer);
+        self.clock = Clock::starting_now(self.plan);
+        self.last_counted = self.clock.ramp_end;
+        self.last_tick = self.clock.start;
+        loop {
+            let now = Instant::now();
+            if watch.observer.stop_requested() {
+                self.interrupted = true;
+            }
+            let issuing = self.issuing(now);
+            self.fresh.clear();
+            self.submitted_upto = 0;
+            if issuing && self.sync_due {
+                self.issue_sync();
+            } else if issuing {
+                self.issue_requests(now)?;
+            }
+            if self.plan.detailed && !self.fresh.is_empty() {
+                // The depth the queue was filled to, once per request issued.
+                self.depth_levels[depth_bucket(self.in_flight)] += self.fresh.len() as u64;
+            }
+            if self.in_flight == 0 {
+                if self.sync_due && issuing {
+                    continue;
+                }
+                break;
+            }
+            self.submit_rest()?;
+            let (t, counted) = self.reap()?;
+            self.report(watch, t, counted);
+        }
+        self.finish()
+    }
 
-    let mut interrupted = !wait(plan.start_delay);
-    let start = Instant::now();
-    let ramp_end = start + plan.ramp;
-    let end = plan.runtime.map(|r| ramp_end + r);
-    // CPU time and counters of this thread when the ramp ended.
-    let mut at_ramp_end: Option<(CpuTime, [u64; 3])> = None;
-    let mut last_counted = ramp_end;
-    let mut last_tick = start;
-    // The first error stops new requests; the loop still reaps what is in flight.
-    let mut failure: Option<JobError> = None;
+    fn issuing(&self, now: Instant) -> bool {
+        self.clock.end.is_none_or(|e| now < e)
+            && self.byte_limit.is_none_or(|l| self.bytes_issued < l)
+            && !self.interrupted
+            && self.failure.is_none()
+            && !self.sync_in_flight
+    }
 
-    loop {
-        let now = Instant::now();
-        if stop_requested() {
-            interrupted = true;
+    /// A sync of the file written last, once the writes before it completed (as
+    /// fio's syncs wait for them).
+    fn issue_sync(&mut self) {
+        if self.in_flight > 0 {
+            return;
         }
-        let issuing = end.is_none_or(|e| now < e)
-            && byte_limit.is_none_or(|l| bytes_issued < l)
-            && !interrupted
-            && failure.is_none()
-            && !sync_in_flight;
-        fresh.clear();
-        let mut submitted_upto = 0;
-        if issuing && sync_due {
-            // Syncs wait for the writes before them, as fio's do.
-            if in_flight == 0 {
-                let slot = free.pop().expect("a free slot when nothing is in flight");
-                let f = &files[last_written];
-                slots[slot] = (plan.sync_op, last_written, 0, 0);
-                queued_at[slot] = Instant::now();
-                let request = Request {
-                    fd: f.fd,
-                    slot,
-                    op: plan.sync_op,
-                    offset: 0,
-                    len: 0,
-                    buf: std::ptr::null_mut(),
-                };
-                // SAFETY: a sync carries no buffer.
-                if let Err(source) = unsafe { engine.queue(request) } {
-                    failure = Some(io_error(
-                        &f.target.path,
-                        op_name(plan.sync_op),
-                        0,
-                        source,
-                        plan.direct,
-                    ));
-                    free.push(slot);
-                } else {
-                    in_flight += 1;
-                    sync_due = false;
-                    sync_in_flight = true;
-                    fresh.push(slot);
-                }
-            }
-        } else if issuing {
-            while let Some(slot) = free.pop() {
-                let op = if plan.pattern.reads() && plan.pattern.writes() {
-                    if (rng.next_u64() % 100) < u64::from(plan.read_pct) {
-                        Op::Read
-                    } else {
-                        Op::Write
-                    }
-                } else if plan.pattern.reads() {
-                    Op::Read
-                } else {
-                    Op::Write
-                };
-                let (dir, sizes) = match op {
-                    Op::Read => (0, &plan.read_sizes),
-                    _ => (1, &plan.write_sizes),
-                };
-                let len = sizes.pick(&mut rng);
-                let fi = next_file;
-                next_file = (next_file + 1) % files.len();
-                let f = &mut files[fi];
-                let offset = f.offset(dir, len, sizes.min(), plan.pattern.is_random(), &mut rng);
-                // SAFETY: slot < depth <= async_depth, so the slot's buffer lies inside `buffers`.
-                let buf = unsafe { buffers.as_ptr().add(slot * stride) };
-                if op == Op::Write {
-                    // Change every written block so deduplicating storage cannot skip it.
-                    writes_issued += 1;
-                    // SAFETY: buf is 4096-aligned and holds len >= 8 bytes.
-                    unsafe { buf.cast::<u64>().write(writes_issued ^ rng.next_u64()) };
-                }
-                slots[slot] = (op, fi, offset, len);
-                queued_at[slot] = Instant::now();
-                let request = Request {
-                    fd: f.fd,
-                    slot,
-                    op,
-                    offset,
-                    len,
-                    buf,
-                };
-                // SAFETY: the slot's buffer lives in `buffers`, which outlives the
-                // engine, and the slot is not reused before its completion is reaped.
-                if let Err(source) = unsafe { engine.queue(request) } {
-                    failure = Some(io_error(
-                        &f.target.path,
-                        op_name(op),
-                        offset,
-                        source,
-                        plan.direct,
-                    ));
-                    free.push(slot);
-                    break;
-                }
-                in_flight += 1;
-                // As in fio, the byte limit starts after the ramp: a job of
-                // `size` bytes measures `size` bytes.
-                if now >= ramp_end {
-                    bytes_issued += len as u64;
-                }
-                fresh.push(slot);
-                if split_submit
-                    && plan.submit_batch > 0
-                    && fresh.len() - submitted_upto >= plan.submit_batch
-                {
-                    submit_now(
-                        engine.as_mut(),
-                        &fresh[submitted_upto..],
-                        &mut submitted_at,
-                        &mut submit_batches,
-                    )
-                    .map_err(|source| io_error(first, "submit", 0, source, plan.direct))?;
-                    submitted_upto = fresh.len();
-                }
-                if op == Op::Write {
-                    last_written = fi;
-                    writes_since_sync += 1;
-                    if plan.sync_every > 0 && writes_since_sync >= plan.sync_every {
-                        writes_since_sync = 0;
-                        sync_due = true;
-                        break;
-                    }
-                }
-                if byte_limit.is_some_and(|l| bytes_issued >= l) {
-                    break;
-                }
+        let slot = self
+            .free
+            .pop()
+            .expect("a free slot when nothing is in flight");
+        let op = self.plan.sync_op;
+        let f = &self.files[self.last_written];
+        self.slots[slot] = Slot::queued(op, self.last_written, 0, 0);
+        let request = Request {
+            fd: f.fd,
+            slot,
+            op,
+            offset: 0,
+            len: 0,
+            buf: std::ptr::null_mut(),
+        };
+        // SAFETY: a sync carries no buffer.
+        if let Err(source) = unsafe { self.engine.queue(request) } {
+            self.failure = Some(io_error(
+                &f.target.path,
+                op_name(op),
+                0,
+                source,
+                self.plan.direct,
+            ));
+            self.free.push(slot);
+        } else {
+            self.in_flight += 1;
+            self.sync_due = false;
+            self.sync_in_flight = true;
+            self.fresh.push(slot);
+        }
+    }
+
+    /// Fills the free slots, until a sync falls due or the byte limit is reached.
+    fn issue_requests(&mut self, now: Instant) -> Result<(), JobError> {
+        while let Some(slot) = self.free.pop() {
+            if !self.issue_one(slot, now)? {
+                break;
             }
         }
-        if plan.detailed && !fresh.is_empty() {
-            // The depth the queue was filled to, once per request issued.
-            depth_levels[depth_bucket(in_flight)] += fresh.len() as u64;
-        }
-        if in_flight == 0 {
-            if sync_due && issuing {
-                continue;
+        Ok(())
+    }
+
+    fn next_op(&mut self) -> Op {
+        let p = self.plan.pattern;
+        if p.reads() && p.writes() {
+            if (self.rng.next_u64() % 100) < u64::from(self.plan.read_pct) {
+                Op::Read
+            } else {
+                Op::Write
             }
-            break;
+        } else if p.reads() {
+            Op::Read
+        } else {
+            Op::Write
         }
-        if split_submit {
-            if submitted_upto < fresh.len() {
-                submit_now(
-                    engine.as_mut(),
-                    &fresh[submitted_upto..],
-                    &mut submitted_at,
-                    &mut submit_batches,
-                )
-                .map_err(|source| io_error(first, "submit", 0, source, plan.direct))?;
+    }
+
+    /// Queues one read or write in `slot`; false when no more should follow in this
+    /// round.
+    fn issue_one(&mut self, slot: usize, now: Instant) -> Result<bool, JobError> {
+        let plan = self.plan;
+        let op = self.next_op();
+        let (dir, sizes) = match op {
+            Op::Read => (0, &plan.read_sizes),
+            _ => (1, &plan.write_sizes),
+        };
+        let len = sizes.pick(&mut self.rng);
+        let fi = self.next_file;
+        self.next_file = (fi + 1) % self.files.len();
+        let f = &mut self.files[fi];
+        let offset = f.offset(
+            dir,
+            len,
+            sizes.min(),
+            plan.pattern.is_random(),
+            &mut self.rng,
+        );
+        // SAFETY: slot < depth <= async_depth, so the slot's buffer lies inside `buffers`.
+        let buf = unsafe { self.buffers.as_ptr().add(slot * self.stride) };
+        if op == Op::Write {
+            // Change every written block so deduplicating storage cannot skip it.
+            self.writes_issued += 1;
+            // SAFETY: buf is 4096-aligned and holds len >= 8 bytes.
+            unsafe {
+                buf.cast::<u64>()
+                    .write(self.writes_issued ^ self.rng.next_u64())
+            };
+        }
+        self.slots[slot] = Slot::queued(op, fi, offset, len);
+        let request = Request {
+            fd: f.fd,
+            slot,
+            op,
+            offset,
+            len,
+            buf,
+        };
+        // SAFETY: the slot's buffer lives in `buffers`, which outlives the engine,
+        // and the slot is not reused before its completion is reaped.
+        if let Err(source) = unsafe { self.engine.queue(request) } {
+            self.failure = Some(io_error(
+                &f.target.path,
+                op_name(op),
+                offset,
+                source,
+                plan.direct,
+            ));
+            self.free.push(slot);
+            return Ok(false);
+        }
+        self.in_flight += 1;
+        // As in fio, the byte limit starts after the ramp: a job of `size` bytes
+        // measures `size` bytes.
+        if now >= self.clock.ramp_end {
+            self.bytes_issued += len as u64;
+        }
+        self.fresh.push(slot);
+        if self.split_submit
+            && plan.submit_batch > 0
+            && self.fresh.len() - self.submitted_upto >= plan.submit_batch
+        {
+            self.submit_pending()?;
+        }
+        if op == Op::Write {
+            self.last_written = fi;
+            self.writes_since_sync += 1;
+            if plan.sync_every > 0 && self.writes_since_sync >= plan.sync_every {
+                self.writes_since_sync = 0;
+                self.sync_due = true;
+                return Ok(false);
             }
-        } else if plan.detailed {
-            submit_batches[batch_bucket(fresh.len())] += 1;
         }
-        done.clear();
+        Ok(self.byte_limit.is_none_or(|l| self.bytes_issued < l))
+    }
+
+    fn submit_error(&self, source: std::io::Error) -> JobError {
+        io_error(
+            &self.files[0].target.path,
+            "submit",
+            0,
+            source,
+            self.plan.direct,
+        )
+    }
+
+    /// Submits the requests queued since the last submission and stamps their time.
+    fn submit_pending(&mut self) -> Result<(), JobError> {
+        self.engine.submit().map_err(|e| self.submit_error(e))?;
+        let t = Instant::now();
+        for &s in &self.fresh[self.submitted_upto..] {
+            self.slots[s].submitted_at = Some(t);
+        }
+        self.submit_batches[batch_bucket(self.fresh.len() - self.submitted_upto)] += 1;
+        self.submitted_upto = self.fresh.len();
+        Ok(())
+    }
+
+    /// What this round queued and did not submit yet goes now (or with the reaping
+    /// call, for engines that submit and complete together).
+    fn submit_rest(&mut self) -> Result<(), JobError> {
+        if self.split_submit {
+            if self.submitted_upto < self.fresh.len() {
+                self.submit_pending()?;
+            }
+        } else if self.plan.detailed {
+            self.submit_batches[batch_bucket(self.fresh.len())] += 1;
+        }
+        Ok(())
+    }
+
+    /// Waits for at least one completion and counts what completed; returns when,
+    /// and how many were measured.
+    fn reap(&mut self) -> Result<(Instant, u64), JobError> {
+        self.done.clear();
         // If this fails the engine cannot be drained here; dropping it waits for its
         // requests before the buffers go.
-        engine
-            .submit_and_wait(1, &mut done)
-            .map_err(|source| io_error(first, "submit", 0, source, plan.direct))?;
+        self.engine
+            .submit_and_wait(1, &mut self.done)
+            .map_err(|e| self.submit_error(e))?;
         let t = Instant::now();
-        if plan.detailed {
-            complete_batches[batch_bucket(done.len())] += 1;
+        if self.plan.detailed {
+            self.complete_batches[batch_bucket(self.done.len())] += 1;
         }
-        if at_ramp_end.is_none() && t >= ramp_end {
-            at_ramp_end = Some((CpuTime::thread_now(), thread_counters()));
+        if self.at_ramp_end.is_none() && t >= self.clock.ramp_end {
+            self.at_ramp_end = Some((CpuTime::thread_now(), thread_counters()));
         }
-        for c in &done {
-            in_flight -= 1;
-            free.push(c.slot);
-            let (op, fi, offset, len) = slots[c.slot];
-            let submitted = submitted_at[c.slot].take();
-            if matches!(op, Op::Datasync | Op::Fsync) {
-                sync_in_flight = false;
+        let mut counted = 0;
+        for i in 0..self.done.len() {
+            let c = self.done[i];
+            if self.complete(c, t) {
+                counted += 1;
             }
-            let path = &files[fi].target.path;
-            if c.result < 0 {
-                let source = std::io::Error::from_raw_os_error(-c.result as i32);
-                failure.get_or_insert(io_error(path, op_name(op), offset, source, plan.direct));
-                continue;
-            }
-            if matches!(op, Op::Read | Op::Write) && (c.result as usize) < len {
-                failure.get_or_insert(JobError::Short {
-                    path: path.clone(),
-                    op: op_name(op),
-                    offset,
-                    got: c.result,
-                    want: len,
-                });
-                continue;
-            }
-            if t < ramp_end || end.is_some_and(|e| t > e) {
-                continue;
-            }
-            let started = queued_at[c.slot];
-            let lat = t.duration_since(started).as_nanos() as u64;
-            let slat = submitted.map(|s| s.saturating_duration_since(started).as_nanos() as u64);
-            let w =
-                (t.duration_since(ramp_end).as_nanos() / plan.window.as_nanos().max(1)) as usize;
-            if windows.len() <= w {
-                windows.resize(w + 1, [0; 4]);
-            }
-            match op {
-                Op::Read => {
-                    read.record(len as u64, lat, slat);
-                    windows[w][0] += 1;
-                    windows[w][2] += len as u64;
-                }
-                Op::Write => {
-                    write.record(len as u64, lat, slat);
-                    windows[w][1] += 1;
-                    windows[w][3] += len as u64;
-                }
-                Op::Datasync | Op::Fsync => sync.record(0, lat, None),
-            }
-            last_counted = t;
         }
-        if let Some(tick) = tick
-            && t.duration_since(last_tick) >= Duration::from_millis(100)
-        {
-            tick(t.duration_since(start));
-            last_tick = t;
+        Ok((t, counted))
+    }
+
+    /// Frees a completion's slot and records it; false when it was not measured
+    /// (failed, or outside the measured span).
+    fn complete(&mut self, c: Completion, t: Instant) -> bool {
+        self.in_flight -= 1;
+        self.free.push(c.slot);
+        let s = self.slots[c.slot];
+        self.slots[c.slot].submitted_at = None;
+        if matches!(s.op, Op::Datasync | Op::Fsync) {
+            self.sync_in_flight = false;
+        }
+        let path = &self.files[s.file].target.path;
+        if c.result < 0 {
+            let source = std::io::Error::from_raw_os_error(-c.result as i32);
+            self.failure.get_or_insert(io_error(
+                path,
+                op_name(s.op),
+                s.offset,
+                source,
+                self.plan.direct,
+            ));
+            return false;
+        }
+        if matches!(s.op, Op::Read | Op::Write) && (c.result as usize) < s.len {
+            self.failure.get_or_insert(JobError::Short {
+                path: path.clone(),
+                op: op_name(s.op),
+                offset: s.offset,
+                got: c.result,
+                want: s.len,
+            });
+            return false;
+        }
+        if !self.clock.counts(t) {
+            return false;
+        }
+        let lat = t.duration_since(s.queued_at).as_nanos() as u64;
+        let slat = s
+            .submitted_at
+            .map(|x| x.saturating_duration_since(s.queued_at).as_nanos() as u64);
+        let w = (t.duration_since(self.clock.ramp_end).as_nanos()
+            / self.plan.window.as_nanos().max(1)) as usize;
+        if self.windows.len() <= w {
+            self.windows.resize(w + 1, [0; 4]);
+        }
+        let window = &mut self.windows[w];
+        match s.op {
+            Op::Read => {
+                self.read.record(s.len as u64, lat, slat);
+                window[0] += 1;
+                window[2] += s.len as u64;
+            }
+            Op::Write => {
+                self.write.record(s.len as u64, lat, slat);
+                window[1] += 1;
+                window[3] += s.len as u64;
+            }
+            Op::Datasync | Op::Fsync => self.sync.record(0, lat, None),
+        }
+        self.last_counted = t;
+        true
+    }
+
+    /// Adds this round's measured completions; the first thread tells the observer
+    /// where the job is, about ten times a second.
+    fn report(&mut self, watch: &Watch, t: Instant, counted: u64) {
+        if counted > 0 {
+            watch.done.fetch_add(counted, Ordering::Relaxed);
+        }
+        if watch.reports && t.duration_since(self.last_tick) >= Duration::from_millis(100) {
+            watch.observer.progress(&Progress::at(
+                t.duration_since(self.clock.start),
+                watch.done.load(Ordering::Relaxed),
+            ));
+            self.last_tick = t;
         }
     }
-    if let Some(e) = failure {
-        return Err(e);
+
+    fn finish(mut self) -> Result<JobResult, JobError> {
+        if let Some(e) = self.failure.take() {
+            return Err(e);
+        }
+        let (cpu_from, counters_from) = self
+            .at_ramp_end
+            .unwrap_or_else(|| (CpuTime::thread_now(), thread_counters()));
+        let counters = thread_counters();
+        // A partial last window would read as a drop in the timeline (and as a low
+        // rate sample to fio's statistics): keep whole ones only.
+        let ran_to_time =
+            !self.interrupted && self.byte_limit.is_none_or(|l| self.bytes_issued < l);
+        let measured_until = match self.clock.end {
+            Some(e) if ran_to_time => e,
+            _ => self.last_counted,
+        };
+        let whole = (measured_until
+            .saturating_duration_since(self.clock.ramp_end)
+            .as_nanos()
+            / self.plan.window.as_nanos().max(1)) as usize;
+        self.windows.truncate(whole.min(self.windows.len()));
+        Ok(JobResult {
+            read: self.read,
+            write: self.write,
+            sync: self.sync,
+            windows: self.windows,
+            window: self.plan.window,
+            elapsed: self
+                .last_counted
+                .saturating_duration_since(self.clock.ramp_end)
+                .max(Duration::from_micros(1)),
+            cpu: CpuTime::thread_now().since(&cpu_from),
+            ctx: counters[0].saturating_sub(counters_from[0]),
+            minor_faults: counters[1].saturating_sub(counters_from[1]),
+            major_faults: counters[2].saturating_sub(counters_from[2]),
+            depth_levels: self.depth_levels,
+            submit_batches: self.submit_batches,
+            complete_batches: self.complete_batches,
+            engine: self.kind,
+            skipped_engines: self.skipped,
+            interrupted: self.interrupted,
+        })
     }
-    let (cpu_from, counters_from) =
-        at_ramp_end.unwrap_or_else(|| (CpuTime::thread_now(), thread_counters()));
-    let counters = thread_counters();
-    // A partial last window would read as a drop in the timeline (and as a low rate
-    // sample to fio's statistics): keep whole ones only.
-    let ran_to_time = !interrupted && byte_limit.is_none_or(|l| bytes_issued < l);
-    let measured_until = match end {
-        Some(e) if ran_to_time => e,
-        _ => last_counted,
-    };
-    let whole = (measured_until
-        .saturating_duration_since(ramp_end)
-        .as_nanos()
-        / plan.window.as_nanos().max(1)) as usize;
-    windows.truncate(whole.min(windows.len()));
-    Ok(JobResult {
-        read,
-        write,
-        sync,
-        windows,
-        window: plan.window,
-        elapsed: last_counted
-            .saturating_duration_since(ramp_end)
-            .max(Duration::from_micros(1)),
-        cpu: CpuTime::thread_now().since(&cpu_from),
-        ctx: counters[0].saturating_sub(counters_from[0]),
-        minor_faults: counters[1].saturating_sub(counters_from[1]),
-        major_faults: counters[2].saturating_sub(counters_from[2]),
-        depth_levels,
-        submit_batches,
-        complete_batches,
-        engine: kind,
-        skipped_engines: skipped,
-        interrupted,
-    })
 }
 
 #[cfg(test)]

@@ -4,21 +4,22 @@
 //! Every result notes what would make it untrue: page cache, a RAM-backed file
 //! system, the file system and device, the engine that ran.
 
+pub mod copy;
 pub mod engine;
 pub mod fileio;
 pub mod files;
 pub mod job;
+pub mod outcome;
 
-use crate::host::HostInfo;
-use crate::measure::stop_requested;
-use crate::model::{CpuUse, Latency, Metric, Outcome, Percentile, Sample, Unit};
+use crate::model::Outcome;
 use crate::units::format_bytes;
 use crate::workload::SpecError;
+use crate::workload::observe::{Observer, Progress, Snapshot};
 use engine::EngineKind;
 use files::{FileError, TestDir};
-use job::{DirStats, JobError, JobResult, JobSpec, Pattern};
+use job::{JobError, JobResult, JobSpec, Pattern};
+use outcome::{Place, Ran};
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 use thiserror::Error;
@@ -173,12 +174,32 @@ impl DiskSpec {
     }
 }
 
-/// Prepares the test file, runs every test, removes everything it made. `tick`
-/// receives (test index, time into that test).
-pub fn run(
-    spec: &DiskSpec,
-    tick: &(dyn Fn(usize, Duration) + Sync),
-) -> Result<Vec<Outcome>, DiskError> {
+/// An observer seen through one test of several: its progress carries the test's
+/// index as the phase.
+struct Phase<'a> {
+    observer: &'a dyn Observer,
+    phase: usize,
+}
+
+impl Observer for Phase<'_> {
+    fn progress(&self, p: &Progress) {
+        self.observer.progress(&Progress {
+            phase: self.phase,
+            ..*p
+        });
+    }
+    fn snapshot(&self, s: &Snapshot<'_>) {
+        self.observer.snapshot(s);
+    }
+    fn stop_requested(&self) -> bool {
+        self.observer.stop_requested()
+    }
+}
+
+/// Prepares the test file, runs every test, removes everything it made. The
+/// observer sees each test's progress (phase = the test's index) and is asked
+/// between I/Os whether to stop.
+pub fn run(spec: &DiskSpec, observer: &dyn Observer) -> Result<Vec<Outcome>, DiskError> {
     spec.validate()?;
     let dir = TestDir::create(&spec.dir)?;
     let (free, magic) = files::statfs(dir.path()).map_err(|source| FileError::Unusable {
@@ -207,7 +228,7 @@ pub fn run(
         .into());
     }
     let path = dir.path().join("hostbench.0");
-    files::lay_out(&path, spec.size, 0x5eed)?;
+    files::lay_out(&path, spec.size, 0x5eed, observer)?;
     if let Some(align) = files::direct_io_alignment(&path) {
         for t in spec.tests.iter().filter(|t| t.job.direct) {
             if t.job.block_size % align != 0 {
@@ -220,170 +241,122 @@ pub fn run(
             }
         }
     }
-    let device = files::device_of(dir.path()).unwrap_or_else(|| "unknown".into());
+    let place = Place::of(dir.path());
 
     let mut outcomes = Vec::new();
     for (i, test) in spec.tests.iter().enumerate() {
-        if stop_requested() {
+        if observer.stop_requested() {
             break;
         }
-        let result = job::run(&test.job, &path, spec.size, &|d| tick(i, d))?;
-        outcomes.push(outcome(spec, test, &result, fs, magic, &device));
+        let phase = Phase { observer, phase: i };
+        let result = job::run(&test.job, &path, spec.size, &phase)?;
+        outcomes.push(test_outcome(spec, test, &result, &place));
     }
     Ok(outcomes)
 }
 
-fn latency_of(d: &DirStats) -> Latency {
-    Latency {
-        count: d.ops,
-        min_ns: if d.ops == 0 { 0.0 } else { d.min_ns as f64 },
-        mean_ns: d.sum_ns.checked_div(d.ops).unwrap_or(0) as f64,
-        max_ns: d.max_ns as f64,
-        sum_ns: d.sum_ns as f64,
-        percentiles: [50.0, 90.0, 99.0, 99.9]
-            .iter()
-            .map(|&p| Percentile {
-                p,
-                ns: d.latency.percentile_ns(p).unwrap_or(0.0),
-            })
-            .collect(),
-        layout: d.latency.layout,
-        buckets: d.latency.nonempty().collect(),
-    }
-}
-
-fn outcome(
-    spec: &DiskSpec,
-    test: &DiskTest,
-    r: &JobResult,
-    fs: &str,
-    magic: i64,
-    device: &str,
-) -> Outcome {
+/// A native test's outcome: the shared conversion, with the test and the file as
+/// its spec.
+fn test_outcome(spec: &DiskSpec, test: &DiskTest, r: &JobResult, place: &Place) -> Outcome {
     let mut spec_json = serde_json::to_value(test).unwrap_or_default();
     if let Some(map) = spec_json.as_object_mut() {
         map.insert("size".into(), spec.size.into());
         map.insert("dir".into(), spec.dir.display().to_string().into());
     }
-    let mut o = Outcome::new("disk", spec_json, HostInfo::detect());
-    let secs = r.elapsed.as_secs_f64();
-    o.elapsed_s = secs;
-    o.interrupted = r.interrupted;
-    o.cpu_time = CpuUse {
-        user_s: r.cpu.user_s,
-        system_s: r.cpu.system_s,
-        utilisation: r.cpu.utilisation(r.elapsed),
+    let plan = test.job.plan();
+    let ran = Ran {
+        name: &test.name,
+        plan: &plan,
+        numjobs: test.job.jobs,
+        threads: test.job.jobs,
+        size: spec.size,
+        place,
+        spec: spec_json,
     };
-    let j = &test.job;
-    for (dir, d) in [("read", &r.read), ("write", &r.write)] {
-        if d.ops == 0
-            && !(dir == "read" && j.pattern.reads() || dir == "write" && j.pattern.writes())
-        {
-            continue;
-        }
-        o.push(
-            Metric::new(&format!("{dir}_iops"), d.ops as f64 / secs, Unit::OpsPerSec)
-                .variant(&test.name),
-        );
-        o.push(
-            Metric::new(
-                &format!("{dir}_bytes_per_sec"),
-                d.bytes as f64 / secs,
-                Unit::BytesPerSec,
-            )
-            .variant(&test.name),
-        );
-        let lat = latency_of(d);
-        for p in &lat.percentiles {
-            o.push(
-                Metric::new(&format!("{dir}_latency_p{}", p.p), p.ns, Unit::Nanoseconds)
-                    .variant(&test.name),
-            );
-        }
-        o.push(
-            Metric::new(&format!("{dir}_latency_max"), lat.max_ns, Unit::Nanoseconds)
-                .variant(&test.name),
-        );
-        if o.latency.is_none() {
-            o.latency = Some(lat);
-        }
-    }
-    if j.pattern == Pattern::Fsync {
-        let lat = latency_of(&r.sync);
-        o.push(
-            Metric::new("fsync_per_sec", r.sync.ops as f64 / secs, Unit::OpsPerSec)
-                .variant(&test.name),
-        );
-        for p in &lat.percentiles {
-            o.push(
-                Metric::new(&format!("fsync_latency_p{}", p.p), p.ns, Unit::Nanoseconds)
-                    .variant(&test.name),
-            );
-        }
-        o.latency = Some(lat);
-    }
-    let ios = r.read.ops + r.write.ops + r.sync.ops;
-    if ios > 0 {
-        o.push(
-            Metric::new(
-                "cpu_per_io",
-                r.cpu.total_s() * 1e9 / ios as f64,
-                Unit::Nanoseconds,
-            )
-            .variant(&test.name),
-        );
-    }
-    o.series = r
-        .windows
-        .iter()
-        .enumerate()
-        .map(|(i, s)| Sample {
-            at_s: i as f64 + 1.0,
-            span_s: 1.0,
-            values: BTreeMap::from([
-                ("read_iops".into(), s[0] as f64),
-                ("write_iops".into(), s[1] as f64),
-                ("read_bytes_per_sec".into(), s[2] as f64),
-                ("write_bytes_per_sec".into(), s[3] as f64),
-            ]),
-        })
-        .collect();
+    outcome::outcome(&ran, r)
+}
 
-    o.note(format!(
-        "{} on {fs} ({device}), engine {}{}, {} I/O, depth {}, {} job(s), {} file, {:.0} s after a {:.0} s ramp",
-        test.name,
-        r.engine.name(),
-        if r.skipped_engines.is_empty() { String::new() } else { format!(" ({})", r.skipped_engines.join("; ")) },
-        if j.direct { "direct" } else { "buffered" },
-        if r.engine.is_async() && j.pattern != Pattern::Fsync { j.iodepth } else { 1 },
-        j.jobs,
-        format_bytes(spec.size),
-        j.runtime.as_secs_f64(),
-        j.ramp.as_secs_f64()
-    ));
-    if files::ram_backed(magic) {
-        o.note(format!(
-            "{fs} keeps files in RAM: these are memory figures, not a disk's"
-        ));
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::time::Instant;
+
+    /// Records the phases it saw; asks to stop once `stop_after` has passed.
+    struct Watcher {
+        phases: Mutex<Vec<(usize, u64)>>,
+        started: Instant,
+        stop_after: Duration,
     }
-    if !j.direct && j.pattern.reads() {
-        o.note("buffered reads of a file just written come from the page cache: memory speed, not the disk's");
+
+    impl Observer for Watcher {
+        fn progress(&self, p: &Progress) {
+            self.phases.lock().unwrap().push((p.phase, p.done));
+        }
+        fn stop_requested(&self) -> bool {
+            self.started.elapsed() >= self.stop_after
+        }
     }
-    if !j.direct && j.pattern.writes() && j.pattern != Pattern::Fsync {
-        o.note("buffered writes land in the page cache first: the rate is memory's until writeback catches up");
+
+    fn spec(dir: &std::path::Path, names: &[&str], runtime: Duration) -> DiskSpec {
+        DiskSpec {
+            dir: dir.to_path_buf(),
+            size: 4 << 20,
+            tests: names
+                .iter()
+                .map(|n| {
+                    standard_test(n, runtime, Duration::ZERO, Some(EngineKind::Psync), false)
+                        .unwrap()
+                })
+                .collect(),
+        }
     }
-    if !j.direct && r.engine == EngineKind::Libaio {
-        o.note("libaio without direct I/O blocks at submission, so the queue depth is not reached");
+
+    #[test]
+    fn the_observer_sees_each_test_as_a_phase() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = Watcher {
+            phases: Mutex::new(Vec::new()),
+            started: Instant::now(),
+            stop_after: Duration::from_secs(3600),
+        };
+        let spec = spec(
+            dir.path(),
+            &["randread", "randwrite"],
+            Duration::from_millis(350),
+        );
+        let outcomes = run(&spec, &w).unwrap();
+        assert_eq!(outcomes.len(), 2);
+        let seen = w.phases.lock().unwrap().clone();
+        assert!(
+            seen.iter().any(|p| p.0 == 0) && seen.iter().any(|p| p.0 == 1),
+            "{seen:?}"
+        );
+        // Phases in order, and I/Os counted within each.
+        assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
+        assert!(seen.iter().any(|p| p.1 > 0), "{seen:?}");
+        assert!(outcomes.iter().all(|o| !o.interrupted));
     }
-    if !r.engine.is_async() && j.iodepth > 1 && j.pattern != Pattern::Fsync {
-        o.note(format!(
-            "{} completes one request at a time: depth {} was not reached",
-            r.engine.name(),
-            j.iodepth
-        ));
+
+    #[test]
+    fn the_observer_stops_a_test_between_ios() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = Watcher {
+            phases: Mutex::new(Vec::new()),
+            started: Instant::now(),
+            stop_after: Duration::from_millis(600),
+        };
+        let spec = spec(
+            dir.path(),
+            &["randread", "randwrite"],
+            Duration::from_secs(30),
+        );
+        let started = Instant::now();
+        let outcomes = run(&spec, &w).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        // The first test ends early and says so; the second never starts.
+        assert_eq!(outcomes.len(), 1);
+        assert!(outcomes[0].interrupted);
+        assert!(outcomes[0].metric("read_iops", None).unwrap().value > 0.0);
     }
-    if r.interrupted {
-        o.note("interrupted: the run was stopped early; figures cover the part that ran");
-    }
-    o
 }

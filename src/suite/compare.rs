@@ -248,7 +248,7 @@ pub fn area(workload: &str) -> &str {
     match workload {
         "cpu" | "threads" | "mutex" => "cpu",
         "memory" => "memory",
-        "disk" | "fileio" => "disk",
+        "disk" | "fileio" | "dd" => "disk",
         "net" | "ping" | "network" => "network",
         "redis" => "redis",
         "index" | "unixbench" | "sysindex" => "index",

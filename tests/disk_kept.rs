@@ -431,7 +431,7 @@ fn dd_runs_are_kept_and_compared() {
     let text = stdout(&out);
     let row = text
         .lines()
-        .find(|l| l.starts_with("dd ") && l.contains("throughput"))
+        .find(|l| l.starts_with("disk ") && l.contains("throughput"))
         .unwrap_or_else(|| panic!("no dd row:\n{text}"));
     assert!(row.contains('±'), "{row}");
 

@@ -76,6 +76,21 @@ pub fn number_after(text: &str, label: &str) -> f64 {
         .unwrap_or_else(|_| panic!("no number after {label:?} in {line:?}"))
 }
 
+/// A test's requirement (a peer tool, a privilege, a device) that is not there.
+/// Under `HOSTBENCH_STRICT=1` (CI) that fails the test, so a suite cannot go green by
+/// skipping; otherwise the test prints why it skips and the caller returns.
+pub fn missing(what: &str, how_to_get_it: &str) {
+    if strict() {
+        panic!("HOSTBENCH_STRICT=1: {what} is missing; {how_to_get_it}");
+    }
+    eprintln!("skipped: {what} is missing; {how_to_get_it}");
+}
+
+/// `HOSTBENCH_STRICT=1`: every skip is a failure.
+pub fn strict() -> bool {
+    std::env::var_os("HOSTBENCH_STRICT").is_some_and(|v| v == "1")
+}
+
 pub fn have(tool: &str) -> bool {
     Command::new("sh")
         .args(["-c", &format!("command -v {tool}")])

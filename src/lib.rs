@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod compat;
+pub mod fsutil;
 pub mod host;
 pub mod limits;
 pub mod measure;

@@ -271,24 +271,11 @@ fn ctime(secs: i64) -> String {
     )
 }
 
-/// Writes `text` to `path` whole: into a temporary file beside it, then renamed,
-/// so a failure never leaves half a report behind.
+/// Writes `text` to `path` whole (see `fsutil::write_atomically`), so a failure never
+/// leaves half a report behind.
 fn write_output(path: &Path, text: &str) -> Result<(), Failure> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let fail = |e: std::io::Error| Failure::Run(format!("--output {}: {e}", path.display()));
-    let name = path
-        .file_name()
-        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.hostbench-{}.tmp", std::process::id()));
-    let result = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(fail(e));
-    }
-    Ok(())
+    crate::fsutil::write_atomically(path, text.as_bytes())
+        .map_err(|e| Failure::Run(format!("--output {}: {e}", path.display())))
 }
 
 fn run(inv: &Invocation) -> Result<ExitCode, Failure> {

@@ -16,3 +16,9 @@ pub mod store;
 pub mod suite;
 pub mod units;
 pub mod workload;
+
+/// The tests' rule for a missing requirement (`HOSTBENCH_STRICT`), the same file the
+/// integration tests use.
+#[cfg(test)]
+#[path = "../tests/common/strict.rs"]
+pub(crate) mod strict;

@@ -154,6 +154,11 @@ fn bad_input_is_refused() {
         ]);
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
         assert!(stderr(&out).contains("RAM"), "{}", stderr(&out));
+    } else {
+        missing(
+            "/dev/shm (a RAM-backed directory to refuse)",
+            "mount a tmpfs there: mount -t tmpfs tmpfs /dev/shm",
+        );
     }
 }
 

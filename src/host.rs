@@ -305,39 +305,53 @@ pub fn steal_seconds() -> Option<f64> {
     Some(ticks / 100.0)
 }
 
-/// The current time as RFC 3339 UTC, without a date crate.
+/// The current time as RFC 3339 UTC to the second (`2026-11-30T00:45:07Z`), the form
+/// every stored time takes.
 pub fn now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    rfc3339(secs)
+    rfc3339(jiff::Timestamp::now())
 }
 
-/// (year, month 1-12, day 1-31) of a day count since 1970-01-01 (Howard Hinnant's
-/// days-to-civil algorithm), for timestamps without a date library.
-pub fn civil_date(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+fn rfc3339(t: jiff::Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-fn rfc3339(unix_secs: u64) -> String {
-    let days = (unix_secs / 86_400) as i64;
-    let rem = unix_secs % 86_400;
-    let (year, month, day) = civil_date(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+/// Unix seconds as this host's local time, in strftime's `format` with the C
+/// locale's names (`Sun`, `Nov`), as the peers print it through localtime(3). jiff
+/// reads the zone (`TZ`, else /etc/localtime) itself: localtime_r reads `TZ` with
+/// getenv, which races with any thread that changes the environment.
+pub fn local_time(secs: i64, format: &str) -> String {
+    in_zone(secs, jiff::tz::TimeZone::system(), format)
+}
+
+fn in_zone(secs: i64, zone: jiff::tz::TimeZone, format: &str) -> String {
+    use jiff::Timestamp;
+    let t = Timestamp::from_second(secs).unwrap_or(if secs < 0 {
+        Timestamp::MIN
+    } else {
+        Timestamp::MAX
+    });
+    t.to_zoned_datetime(zone).strftime(format).to_string()
+}
+
+/// What coreutils' `date` (localtime(3) and strftime(3), C locale) prints for `secs`
+/// in `zone` (`TZ`'s syntax; `None`: the zone this process has): the reference the
+/// date formats are tested against.
+#[cfg(test)]
+pub(crate) fn date_command(secs: i64, zone: Option<&str>, format: &str) -> String {
+    let mut date = std::process::Command::new("date");
+    date.env("LC_ALL", "C")
+        .arg("-d")
+        .arg(format!("@{secs}"))
+        .arg(format!("+{format}"));
+    if let Some(z) = zone {
+        date.env("TZ", z);
+    }
+    let out = date.output().expect("coreutils' date runs");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .trim_end_matches('\n')
+        .to_string()
 }
 
 #[cfg(test)]
@@ -346,9 +360,74 @@ mod tests {
 
     #[test]
     fn dates() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339(1_796_000_000), "2026-11-30T00:53:20Z");
+        let at = |s| rfc3339(jiff::Timestamp::from_second(s).unwrap());
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(at(1_796_000_000), "2026-11-30T00:53:20Z");
+        // To the second, cut (not rounded) as stored times always were.
+        let late = jiff::Timestamp::from_millisecond(1_796_000_000_999).unwrap();
+        assert_eq!(rfc3339(late), "2026-11-30T00:53:20Z");
+        let now = now_rfc3339();
+        assert_eq!(now.len(), 20, "{now}");
+        assert!(now.ends_with('Z') && now.as_bytes()[10] == b'T', "{now}");
+    }
+
+    /// Local times equal localtime(3)'s in zones with and without daylight saving,
+    /// half-hour offsets, a POSIX rule and a zone file, around a DST change, for the
+    /// layouts the personalities print (fio's ctime, UnixBench's header).
+    #[test]
+    fn local_times_match_the_c_library() {
+        use jiff::tz::TimeZone;
+        let mut zones = vec![
+            ("UTC0", TimeZone::posix("UTC0").unwrap()),
+            (
+                "EST5EDT,M3.2.0,M11.1.0",
+                TimeZone::posix("EST5EDT,M3.2.0,M11.1.0").unwrap(),
+            ),
+        ];
+        // A half-hour offset, and one with a half-hour daylight saving shift.
+        for name in ["Asia/Kolkata", "Australia/Lord_Howe"] {
+            match TimeZone::get(name) {
+                Ok(zone) => zones.push((name, zone)),
+                Err(e) => crate::strict::missing(
+                    &format!("the zone file of {name} ({e})"),
+                    "scripts/test.sh installs it (Debian: tzdata)",
+                ),
+            }
+        }
+        // The README's fio example, the epoch, a day of 2000, the night US clocks
+        // went back in 2026 (before and after 06:00 UTC), one second before 1970.
+        let times = [
+            1_795_988_497,
+            0,
+            951_825_600,
+            1_793_512_799,
+            1_793_512_800,
+            -1,
+        ];
+        let formats = ["%a %b %e %H:%M:%S %Y", "%a %b %d %Y", "%H:%M:%S"];
+        for (name, zone) in &zones {
+            for &t in &times {
+                for f in formats {
+                    assert_eq!(
+                        in_zone(t, zone.clone(), f),
+                        date_command(t, Some(name), f),
+                        "{t} in {name} as {f}"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            in_zone(1_795_988_497, TimeZone::UTC, "%a %b %e %H:%M:%S %Y"),
+            "Sun Nov 29 21:41:37 2026"
+        );
+        // This process's own zone, as local_time reads it.
+        for f in formats {
+            assert_eq!(
+                local_time(1_795_988_497, f),
+                date_command(1_795_988_497, None, f)
+            );
+        }
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Bad input around the results store and the commands that fill it: each is named
 //! with what would be valid, exits 2 without a panic, and leaves the store as it
-//! was — an unknown run, a corrupt or truncated file, a locked database, a disk
-//! directory that cannot be written, a malformed or unknown `--expect`, a save that
-//! fails half-way.
+//! was — an unknown run, a file that is not a results database, a `--db` in a missing
+//! directory, a disk directory that cannot be written, a malformed or unknown
+//! `--expect`. A store that fails by itself (truncated, locked, a save that fails
+//! half-way) is named the same way and leaves the store as it was, but exits 1: the
+//! user's input was fine.
 
 mod common;
 use common::*;
@@ -23,10 +25,19 @@ fn saved(db: &Path) -> i64 {
     line["saved as run ".len()..].trim().parse().unwrap()
 }
 
-/// Exit 2, a message naming `names`, and no panic.
+/// Exit 2 (bad input), a message naming `names`, and no panic.
 fn refused(out: &Output, what: &str, names: &[&str]) {
+    ended(out, 2, what, names);
+}
+
+/// Exit 1 (the store failed, not the input), a message naming `names`, no panic.
+fn failed(out: &Output, what: &str, names: &[&str]) {
+    ended(out, 1, what, names);
+}
+
+fn ended(out: &Output, code: i32, what: &str, names: &[&str]) {
     let err = stderr(out);
-    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    assert_eq!(out.status.code(), Some(code), "{what}: {err}");
     assert!(!err.contains("panicked"), "{what}: {err}");
     for n in names {
         assert!(err.contains(n), "{what}: no {n:?} in: {err}");
@@ -123,7 +134,8 @@ fn an_unknown_run_is_named_with_the_runs_there_are() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
-/// A database cut short, in three ways, and a file that is not SQLite at all.
+/// A database cut short, in three ways (a failure of the store: exit 1), and a file
+/// that is not SQLite at all (bad input: exit 2).
 #[test]
 fn a_corrupt_or_truncated_database_is_named_and_not_modified() {
     let dir = tempfile::tempdir().unwrap();
@@ -133,22 +145,29 @@ fn a_corrupt_or_truncated_database_is_named_and_not_modified() {
     }
     let whole = std::fs::read(&good).unwrap();
     assert!(whole.len() > 4 * 4096, "{} bytes", whole.len());
-    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+    let cases: Vec<(&str, Vec<u8>, &str, i32)> = vec![
         (
             "text.db",
             b"not a database, somebody's notes\n".repeat(40),
             "not a hostbench results database",
+            2,
         ),
         (
             "header-only.db",
             whole[..50].to_vec(),
             "not a hostbench results database",
+            2,
         ),
-        ("first-page.db", whole[..1000].to_vec(), "truncated"),
-        ("two-pages.db", whole[..8192].to_vec(), "truncated"),
-        ("most.db", whole[..whole.len() - 4096].to_vec(), "truncated"),
+        ("first-page.db", whole[..1000].to_vec(), "truncated", 1),
+        ("two-pages.db", whole[..8192].to_vec(), "truncated", 1),
+        (
+            "most.db",
+            whole[..whole.len() - 4096].to_vec(),
+            "truncated",
+            1,
+        ),
     ];
-    for (name, bytes, says) in cases {
+    for (name, bytes, says, code) in cases {
         let sub = dir.path().join(name.replace('.', "-"));
         std::fs::create_dir(&sub).unwrap();
         let db = sub.join(name);
@@ -163,8 +182,9 @@ fn a_corrupt_or_truncated_database_is_named_and_not_modified() {
             &QUICK_CPU,
         ] {
             let out = with_db(&db, args);
-            refused(
+            ended(
                 &out,
+                code,
                 &format!("{name} {args:?}"),
                 &[db.to_str().unwrap(), says],
             );
@@ -182,6 +202,24 @@ fn a_corrupt_or_truncated_database_is_named_and_not_modified() {
     }
 }
 
+/// A `--db` in a directory that does not exist is the user's input (exit 2), for a
+/// save as for a report, and makes no directory. (A database damaged on disk, the store
+/// failing, exits 1: tests/store.rs.)
+#[test]
+fn a_db_in_a_missing_directory_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("typo").join("results.db");
+    for args in [&QUICK_CPU[..], &["report", "1"]] {
+        let out = with_db(&typo, args);
+        refused(
+            &out,
+            &format!("--db in a missing directory {args:?}"),
+            &["typo"],
+        );
+    }
+    assert!(!typo.parent().unwrap().exists());
+}
+
 #[test]
 fn a_locked_database_is_waited_for_then_named() {
     let dir = tempfile::tempdir().unwrap();
@@ -197,7 +235,7 @@ fn a_locked_database_is_waited_for_then_named() {
     let start = Instant::now();
     let out = with_db(&db, &QUICK_CPU);
     let waited = start.elapsed();
-    refused(
+    failed(
         &out,
         "save while locked",
         &["locked", db.to_str().unwrap(), "retry"],
@@ -245,7 +283,7 @@ fn a_failing_save_leaves_nothing_half_written() {
     let mut args = QUICK_CPU.to_vec();
     args.extend(["--label", "provider=test"]);
     let out = with_db(&db, &args);
-    refused(
+    failed(
         &out,
         "failing save",
         &[db.to_str().unwrap(), "injected failure"],

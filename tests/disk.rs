@@ -154,6 +154,11 @@ fn bad_input_is_refused() {
         ]);
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
         assert!(stderr(&out).contains("RAM"), "{}", stderr(&out));
+    } else {
+        missing(
+            "/dev/shm (a RAM-backed directory to refuse)",
+            "mount a tmpfs there: mount -t tmpfs tmpfs /dev/shm",
+        );
     }
 }
 
@@ -187,20 +192,25 @@ fn ctrl_c_removes_the_files() {
 }
 
 /// A disk of known speed: the blkio cgroup (v1) throttles this process's reads of the
-/// device under the test directory; the measurement must land within 5 % of the limit.
+/// device under the test directory, and the measurement must land on the limit, from
+/// above as from below: a figure inflated by the way it is computed fails as a low
+/// one does.
 #[test]
 fn throttled_device_measures_its_limit() {
     let cgroups = Path::new("/sys/fs/cgroup/blkio");
     if !cgroups.join("blkio.throttle.read_iops_device").exists() {
-        eprintln!(
-            "skipped: no cgroup-v1 blkio controller at {}",
-            cgroups.display()
+        missing(
+            &format!("the cgroup-v1 blkio controller at {}", cgroups.display()),
+            "run the tests on a host whose kernel mounts it (as this project's machines do)",
         );
         return;
     }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: throttling a device needs root");
+        missing(
+            "root",
+            "run the tests as root: a throttle is set by writing to the blkio cgroup",
+        );
         return;
     }
     let dir = tempfile::tempdir_in(
@@ -212,14 +222,30 @@ fn throttled_device_measures_its_limit() {
         let d = std::fs::metadata(dir.path()).unwrap().dev();
         format!("{}:{}", libc::major(d), libc::minor(d))
     };
-    let cg = cgroups.join(format!("hostbench-truth-{}", std::process::id()));
-    std::fs::create_dir(&cg).unwrap();
+    /// The test's cgroup, limits lifted and removed even when an assertion fails.
+    struct Cgroup(std::path::PathBuf, String);
+    impl Drop for Cgroup {
+        fn drop(&mut self) {
+            for f in [
+                "blkio.throttle.read_iops_device",
+                "blkio.throttle.read_bps_device",
+            ] {
+                let _ = std::fs::write(self.0.join(f), format!("{} 0", self.1));
+            }
+            let _ = std::fs::remove_dir(&self.0);
+        }
+    }
+    let cg = Cgroup(
+        cgroups.join(format!("hostbench-truth-{}", std::process::id())),
+        dev.clone(),
+    );
+    std::fs::create_dir(&cg.0).unwrap();
     // Runs `args` under the limit; returns stdout as JSON.
     let under_limit = |limit_file: &str, limit: u64, args: &str| -> Value {
-        std::fs::write(cg.join(limit_file), format!("{dev} {limit}")).unwrap();
+        std::fs::write(cg.0.join(limit_file), format!("{dev} {limit}")).unwrap();
         let script = format!(
             "echo $$ > {}/cgroup.procs && exec {} {args}",
-            cg.display(),
+            cg.0.display(),
             env!("CARGO_BIN_EXE_hostbench"),
         );
         let out = std::process::Command::new("sh")
@@ -227,7 +253,7 @@ fn throttled_device_measures_its_limit() {
             .env("XDG_DATA_HOME", data_home())
             .output()
             .unwrap();
-        std::fs::write(cg.join(limit_file), format!("{dev} 0")).unwrap();
+        std::fs::write(cg.0.join(limit_file), format!("{dev} 0")).unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
         serde_json::from_slice(&out.stdout).unwrap()
     };
@@ -265,25 +291,32 @@ fn throttled_device_measures_its_limit() {
         ),
     );
     let fio_iops = fio["jobs"][0]["read"]["iops"].as_f64().unwrap();
-    let _ = std::fs::remove_dir(&cg);
-    if iops > 400.0 * 3.0 {
-        eprintln!(
-            "skipped: the throttle did not take on {dev} ({iops:.0} IOPS against a 400 limit)"
-        );
-        return;
-    }
+    drop(cg);
+    // The throttle hands out exactly its budget while requests queue at depth, so a
+    // correct figure is the limit itself: here native randread, seqread and the fio
+    // personality all read 400.00 IOPS and 16 MiB/s to 0.01 % in eleven runs (alone,
+    // beside the other disk tests, and under a 2-CPU stress-ng), and Debian's fio
+    // reads 399.9 to 400.6. One per cent (16 requests of the 1600, or a 40 ms slip of
+    // the ramp's boundary) leaves room for a busy host yet fails the error this band
+    // caught: a span cut at the last throttle burst, which read 409 IOPS (+2.3 %).
+    const TOLERANCE: f64 = 0.01;
+    let within = |measured: f64, limit: f64| (measured / limit - 1.0).abs() <= TOLERANCE;
+    let what = |measured: f64, limit: f64, unit: &str| {
+        format!(
+            "{measured:.1} {unit} against a limit of {limit} {unit} on {dev}: {:+.1} %, \
+             outside ±{:.0} % (far above: the throttle did not take)",
+            (measured / limit - 1.0) * 100.0,
+            TOLERANCE * 100.0
+        )
+    };
+    assert!(within(iops, 400.0), "{}", what(iops, 400.0, "IOPS"));
     assert!(
-        (iops / 400.0 - 1.0).abs() < 0.05,
-        "{iops:.1} IOPS against a limit of 400"
+        within(fio_iops, 400.0),
+        "fio personality: {}",
+        what(fio_iops, 400.0, "IOPS")
     );
-    assert!(
-        (fio_iops / 400.0 - 1.0).abs() < 0.05,
-        "fio personality: {fio_iops:.1} IOPS against a limit of 400"
-    );
-    assert!(
-        (bps / (16u64 << 20) as f64 - 1.0).abs() < 0.05,
-        "{bps:.0} B/s against a limit of 16 MiB/s"
-    );
+    let limit_bps = (16u64 << 20) as f64;
+    assert!(within(bps, limit_bps), "{}", what(bps, limit_bps, "B/s"));
 }
 
 /// `--expect` measures against a provider's promise: the percentage achieved, and

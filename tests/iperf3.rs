@@ -12,7 +12,7 @@ fn have_iperf3() -> bool {
     if common::have("iperf3") {
         return true;
     }
-    eprintln!("skipped: iperf3 is not installed (scripts/test.sh installs it)");
+    common::missing("iperf3", "scripts/test.sh installs it (Debian: iperf3)");
     false
 }
 

@@ -143,7 +143,10 @@ fn ipv6_loopback_works() {
     let mut c = ServerConfig::new("[::1]:0".parse().unwrap());
     c.limits.max_tests = 2;
     let Ok(server) = Server::bind(c) else {
-        eprintln!("skipped: no IPv6 loopback on this host");
+        common::missing(
+            "an IPv6 loopback (::1)",
+            "enable IPv6: sysctl -w net.ipv6.conf.lo.disable_ipv6=0",
+        );
         return;
     };
     let s = server.spawn();

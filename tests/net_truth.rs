@@ -178,7 +178,10 @@ fn topology_or_skip() -> Option<(Topology, std::sync::MutexGuard<'static, ()>)> 
     match Topology::new() {
         Ok(t) => Some((t, serial)),
         Err(why) => {
-            eprintln!("skipped: cannot build the network namespaces ({why})");
+            common::missing(
+                &format!("a set of network namespaces ({why})"),
+                "run the tests as root with iproute2 installed (scripts/test.sh installs it)",
+            );
             None
         }
     }
@@ -317,8 +320,10 @@ fn tcp_stream_and_iperf3_measure_the_shaped_rate() {
                 .unwrap()
         },
     );
-    // And with Debian's iperf3 as the client, when it is there.
-    if common::have("iperf3") {
+    // And with Debian's iperf3 as the client.
+    if !common::have("iperf3") {
+        common::missing("iperf3", "scripts/test.sh installs it (Debian: iperf3)");
+    } else {
         measure_shaped("stock iperf3 client", tcp_goodput(rate), || {
             let mut c = Command::new("ip");
             c.args([

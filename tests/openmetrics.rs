@@ -270,7 +270,10 @@ fn the_checker_refuses_what_the_spec_forbids() {
 /// `promtool check metrics` on the text, when Debian's prometheus package is there.
 fn promtool_agrees(text: &str) {
     if !have("promtool") {
-        eprintln!("skipped promtool: not installed (scripts/test.sh installs prometheus)");
+        missing(
+            "promtool (for the check of the text)",
+            "scripts/test.sh installs it (Debian: prometheus)",
+        );
         return;
     }
     use std::io::Write;

@@ -66,7 +66,11 @@ fn icmp_ping_on_loopback() {
     let o = common::run(&["ping", "-c", "4", "-i", "0.05", "127.0.0.1"]);
     let err = common::stderr(&o);
     if err.contains("ICMP is not allowed") {
-        eprintln!("skipped: no ICMP socket here ({err})");
+        common::missing(
+            &format!("an ICMP socket ({})", err.trim()),
+            "run the tests as root, or allow unprivileged ones: \
+             sysctl -w net.ipv4.ping_group_range='0 2147483647'",
+        );
         return;
     }
     let out = common::stdout(&o);

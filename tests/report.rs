@@ -161,8 +161,9 @@ fn report_draws_its_charts_in_a_browser() {
     assert!(stderr(&out).contains("not a hostbench JSON result"));
 
     if !have("chromium") {
-        eprintln!(
-            "skipped the browser check: chromium is not installed (scripts/test.sh installs it)"
+        missing(
+            "chromium (for the browser check)",
+            "scripts/test.sh installs it (Debian: chromium)",
         );
         return;
     }
@@ -304,8 +305,9 @@ fn stored_runs_and_a_comparison_become_pages() {
     }
 
     if !have("chromium") {
-        eprintln!(
-            "skipped the browser check: chromium is not installed (scripts/test.sh installs it)"
+        missing(
+            "chromium (for the browser check)",
+            "scripts/test.sh installs it (Debian: chromium)",
         );
         return;
     }

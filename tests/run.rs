@@ -210,7 +210,10 @@ fn quick_run_against_a_peer_covers_every_area() {
         assert!(metric(redis, "ops_per_sec") > 0.0);
         assert_redis_stopped(redis);
     } else {
-        eprintln!("redis-server is not installed: checking the skip note instead");
+        common::missing(
+            "redis-server (for the Redis step)",
+            "scripts/test.sh installs it (Debian: redis-server); checking the skip note instead",
+        );
         assert_eq!(redis["status"], "skipped");
         assert_eq!(
             redis["verdict"],

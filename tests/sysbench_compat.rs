@@ -412,7 +412,7 @@ fn skeleton(text: &str) -> Vec<String> {
 #[test]
 fn line_structure_matches_real_sysbench() {
     if !have("sysbench") {
-        eprintln!("skipped: Debian's sysbench is not installed (the test script installs it)");
+        missing("sysbench", "scripts/test.sh installs it (Debian: sysbench)");
         return;
     }
     let commands: &[&[&str]] = &[
@@ -591,7 +591,7 @@ fn fileio_lines_from_compat() {
 #[test]
 fn fileio_structure_matches_real_sysbench() {
     if !have("sysbench") {
-        eprintln!("skipped: Debian's sysbench is not installed (the test script installs it)");
+        missing("sysbench", "scripts/test.sh installs it (Debian: sysbench)");
         return;
     }
     let ours_dir = tempfile::tempdir().unwrap();

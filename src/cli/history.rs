@@ -369,7 +369,7 @@ pub fn export(args: ExportArgs) -> Result<ExitCode, CliError> {
     match &args.output {
         None => print_stdout(&text),
         Some(path) => {
-            write_atomically(path, text.as_bytes()).map_err(|e| {
+            crate::fsutil::write_atomically(path, text.as_bytes()).map_err(|e| {
                 CliError::Usage(format!(
                     "--output {}: cannot write it ({e}); check the directory exists and is writable",
                     path.display()
@@ -396,40 +396,4 @@ pub(super) fn same_file(a: &Path, b: &Path) -> bool {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     }
-}
-
-/// Writes a temporary file beside `path`, syncs it and renames it over `path`, so a
-/// reader sees the old file or the new one, never half of one.
-pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    if path.is_dir() {
-        return Err(std::io::Error::other("it is a directory"));
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::other("no file name"))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        // The rename is durable once the directory is synced.
-        if let Ok(d) = std::fs::File::open(&dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }

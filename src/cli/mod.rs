@@ -130,7 +130,10 @@ impl ExpectArgs {
     }
 }
 
-/// Errors a command reports; the exit code follows from the kind.
+/// Errors a command reports; the exit code follows from the kind: 2 for input the
+/// user can fix (a usage error, a spec, a `--db` that cannot be a results database,
+/// an unknown run), 1 for a store that failed by itself (I/O, a full disk, a lock
+/// held by another process, a damaged or truncated database).
 #[derive(Debug, Error)]
 pub enum CliError {
     #[error("{0}")]
@@ -143,7 +146,15 @@ pub enum CliError {
 
 impl CliError {
     pub fn exit_code(&self) -> ExitCode {
-        ExitCode::from(2)
+        ExitCode::from(self.code())
+    }
+
+    fn code(&self) -> u8 {
+        match self {
+            CliError::Spec(_) | CliError::Usage(_) => 2,
+            CliError::Store(e) if e.is_usage() => 2,
+            CliError::Store(_) => 1,
+        }
     }
 }
 
@@ -214,5 +225,81 @@ fn parse_thread_count(s: &str) -> Result<usize, String> {
                     crate::workload::MAX_THREADS
                 )
             }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::StoreError;
+    use std::path::PathBuf;
+
+    fn sqlite(code: std::ffi::c_int) -> rusqlite::Error {
+        rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None)
+    }
+
+    fn open(source: Box<dyn std::error::Error + Send + Sync>) -> CliError {
+        CliError::Store(StoreError::Open {
+            path: PathBuf::from("r.db"),
+            source,
+        })
+    }
+
+    /// The exit code follows from the kind: what the user can fix is 2, a store that
+    /// failed by itself is 1.
+    #[test]
+    fn exit_code_follows_from_the_kind() {
+        let path = || PathBuf::from("r.db");
+        let usage = [
+            CliError::Usage("--threads: 'x' is not a thread count".into()),
+            CliError::Spec(SpecError::new("max-prime=2", "too small", "use 10000")),
+            CliError::Store(StoreError::NoLocation),
+            CliError::Store(StoreError::Unsupported {
+                location: "postgres://db".into(),
+            }),
+            CliError::Store(StoreError::NotOurs {
+                path: path(),
+                why: "not an SQLite file".into(),
+            }),
+            CliError::Store(StoreError::Newer {
+                path: path(),
+                found: 9,
+                known: 3,
+            }),
+            open("directory /typo does not exist".into()),
+            open(Box::new(std::io::Error::from(std::io::ErrorKind::NotFound))),
+            open(Box::new(std::io::Error::from(
+                std::io::ErrorKind::PermissionDenied,
+            ))),
+            open(Box::new(sqlite(rusqlite::ffi::SQLITE_CANTOPEN))),
+        ];
+        for e in &usage {
+            assert_eq!(e.code(), 2, "{e}");
+        }
+        let failures = [
+            CliError::Store(StoreError::Locked { path: path() }),
+            CliError::Store(StoreError::Corrupt {
+                path: path(),
+                source: sqlite(rusqlite::ffi::SQLITE_CORRUPT),
+            }),
+            CliError::Store(StoreError::Truncated {
+                path: path(),
+                expected: 135_168,
+                found: 8192,
+            }),
+            CliError::Store(StoreError::Sql {
+                path: path(),
+                what: "save a run".into(),
+                source: sqlite(rusqlite::ffi::SQLITE_FULL),
+            }),
+            CliError::Store(StoreError::Decode {
+                path: path(),
+                what: "a unit".into(),
+            }),
+            open(Box::new(std::io::Error::from_raw_os_error(libc::EIO))),
+        ];
+        for e in &failures {
+            assert_eq!(e.code(), 1, "{e}");
+        }
     }
 }

@@ -4,8 +4,9 @@
 
 use super::CliError;
 use super::compare::{group, selector};
-use super::history::{load_run, print_stdout, same_file, write_atomically};
+use super::history::{load_run, print_stdout, same_file};
 use super::save::DbArg;
+use crate::fsutil::write_atomically;
 use crate::model::Outcome;
 use crate::report::{compare_page, html, openmetrics};
 use crate::store::{self, Labels, Location, Store, StoredRun};

@@ -316,33 +316,8 @@ fn number(v: f64) -> String {
 
 /// Unix seconds of a stored RFC 3339 UTC time (`2026-11-30T00:45:07Z`).
 fn epoch_seconds(t: &str) -> Option<f64> {
-    let t = t.strip_suffix('Z')?;
-    let (date, time) = t.split_once('T')?;
-    let d: Vec<i64> = date
-        .split('-')
-        .map(|x| x.parse().ok())
-        .collect::<Option<_>>()?;
-    let tm: Vec<f64> = time
-        .split(':')
-        .map(|x| x.parse().ok())
-        .collect::<Option<_>>()?;
-    if d.len() != 3 || tm.len() != 3 {
-        return None;
-    }
-    Some(
-        days_from_civil(d[0], d[1], d[2]) as f64 * 86_400.0 + tm[0] * 3600.0 + tm[1] * 60.0 + tm[2],
-    )
-}
-
-/// Days since 1970-01-01 of a date (the inverse of `host::civil_date`).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let t: jiff::Timestamp = t.parse().ok()?;
+    Some(t.as_second() as f64 + f64::from(t.subsec_nanosecond()) * 1e-9)
 }
 
 #[cfg(test)]
@@ -435,13 +410,19 @@ mod tests {
     }
 
     #[test]
-    fn epoch_matches_civil_date() {
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        for days in [-1000, 0, 59, 60, 365, 11_016, 20_787, 100_000] {
-            let (y, m, d) = crate::host::civil_date(days);
-            assert_eq!(days_from_civil(y, m, d), days);
-        }
+    fn epoch_of_a_stored_time() {
+        assert_eq!(epoch_seconds("1970-01-01T00:00:00Z"), Some(0.0));
+        assert_eq!(epoch_seconds("2000-02-29T00:00:00Z"), Some(951_782_400.0));
         assert_eq!(epoch_seconds("2026-11-30T00:00:10Z"), Some(1_795_996_810.0));
+        assert_eq!(
+            epoch_seconds("2026-11-30T00:00:10.5Z"),
+            Some(1_795_996_810.5)
+        );
+        assert_eq!(
+            epoch_seconds(&crate::host::now_rfc3339()).map(|s| s > 1.7e9),
+            Some(true)
+        );
         assert_eq!(epoch_seconds("yesterday"), None);
+        assert_eq!(epoch_seconds("2026-02-30T00:00:00Z"), None);
     }
 }

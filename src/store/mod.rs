@@ -359,6 +359,51 @@ impl StoreError {
             },
         }
     }
+
+    /// Whether the user's input is at fault (a location that cannot hold a results
+    /// database, or a file that is not one this hostbench may use), which another
+    /// `--db` or `--no-save` fixes; otherwise the store failed by itself (an I/O
+    /// error, a full disk, a lock held elsewhere, a damaged file).
+    pub fn is_usage(&self) -> bool {
+        use std::io::ErrorKind as K;
+        match self {
+            StoreError::NoLocation
+            | StoreError::Unsupported { .. }
+            | StoreError::NotOurs { .. }
+            | StoreError::Newer { .. } => true,
+            StoreError::Open { source, .. } => {
+                if let Some(e) = source.downcast_ref::<std::io::Error>() {
+                    matches!(
+                        e.kind(),
+                        K::NotFound
+                            | K::PermissionDenied
+                            | K::NotADirectory
+                            | K::IsADirectory
+                            | K::ReadOnlyFilesystem
+                            | K::InvalidFilename
+                            | K::InvalidInput
+                    )
+                } else if let Some(e) = source.downcast_ref::<rusqlite::Error>() {
+                    matches!(
+                        e.sqlite_error_code(),
+                        Some(
+                            rusqlite::ErrorCode::CannotOpen
+                                | rusqlite::ErrorCode::PermissionDenied
+                                | rusqlite::ErrorCode::ReadOnly
+                        )
+                    )
+                } else {
+                    // The path's own checks (`directory … does not exist`).
+                    true
+                }
+            }
+            StoreError::Locked { .. }
+            | StoreError::Corrupt { .. }
+            | StoreError::Truncated { .. }
+            | StoreError::Sql { .. }
+            | StoreError::Decode { .. } => false,
+        }
+    }
 }
 
 /// The label of a run's outcome for people: `disk (randread)`, `memory (latency)`.

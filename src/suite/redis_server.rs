@@ -181,7 +181,10 @@ mod tests {
     #[test]
     fn starts_without_persistence_and_is_gone_when_dropped() {
         let Some(server) = LocalRedis::start().unwrap() else {
-            eprintln!("skipped: redis-server is not installed (scripts/test.sh installs it)");
+            crate::strict::missing(
+                "redis-server",
+                "scripts/test.sh installs it (Debian: redis-server)",
+            );
             return;
         };
         let (pid, dir) = (server.child.id(), server.dir.clone());

@@ -139,7 +139,6 @@ pub fn run(spec: &CpuSpec, observer: &dyn Observer) -> Result<Outcome, SpecError
         }
     }
     let mut single_thread_eps = None;
-    let mut elapsed = 0.0;
     for &threads in &spec.threads {
         if outcome.interrupted {
             break;
@@ -152,7 +151,6 @@ pub fn run(spec: &CpuSpec, observer: &dyn Observer) -> Result<Outcome, SpecError
         let result = runner::run(&spec.run, workers, observer);
         let latency = Latency::from_run(&result, &percentiles);
         let eps = result.events_per_sec();
-        elapsed += result.elapsed.as_secs_f64();
         record_run(&mut outcome, &result, |i| {
             BTreeMap::from([
                 ("threads".into(), threads as f64),
@@ -189,7 +187,6 @@ pub fn run(spec: &CpuSpec, observer: &dyn Observer) -> Result<Outcome, SpecError
         }
         outcome.latency = Some(latency);
     }
-    outcome.elapsed_s = elapsed;
     Ok(outcome)
 }
 
@@ -211,6 +208,39 @@ mod tests {
         for (c, l) in [(10u64, 3u64), (u64::MAX, 7), (1 << 40, 3), (9, 9)] {
             assert_eq!(rem_u64(c, l), c % l);
         }
+    }
+
+    /// `hostbench cpu`'s two phases (1 thread, then 2) both stay in the timeline, each
+    /// sample marked with its phase's thread count, the second after the first.
+    #[test]
+    fn timeline_keeps_both_phases() {
+        let spec = CpuSpec {
+            run: RunOptions {
+                time: Some(std::time::Duration::from_millis(450)),
+                events: None,
+                report_interval: Some(std::time::Duration::from_millis(100)),
+                layout: crate::measure::histogram::Layout::NATIVE,
+            },
+            threads: vec![1, 2],
+            max_prime: 1000,
+            percentiles: vec![],
+        };
+        let o = run(&spec, &runner::Quiet).unwrap();
+        let phases: Vec<f64> = o.series.iter().map(|s| s.values["threads"]).collect();
+        let first_two = phases
+            .iter()
+            .position(|&t| t == 2.0)
+            .expect("a 2-thread sample");
+        assert!(first_two > 0, "1-thread samples kept: {phases:?}");
+        assert!(phases[..first_two].iter().all(|&t| t == 1.0), "{phases:?}");
+        assert!(phases[first_two..].iter().all(|&t| t == 2.0), "{phases:?}");
+        assert!(
+            o.series.windows(2).all(|w| w[1].at_s > w[0].at_s),
+            "time goes on across phases: {:?}",
+            o.series.iter().map(|s| s.at_s).collect::<Vec<_>>()
+        );
+        assert!(o.series[first_two].at_s > 0.45);
+        assert!(o.series.last().unwrap().at_s <= o.elapsed_s + 1e-9);
     }
 
     #[test]

@@ -1,5 +1,8 @@
 #![allow(dead_code)]
 
+mod strict;
+pub use strict::missing;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Once;
@@ -145,4 +148,71 @@ pub fn metric(doc: &serde_json::Value, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no metric {name}"))["value"]
         .as_f64()
         .unwrap()
+}
+
+/// A loop device over a small file of its own, for tests that need a block device to
+/// point at (a refusal to write one): should hostbench ever write to it, only that
+/// file changes, never a disk of the host. Detached and its file removed on drop.
+pub struct LoopDevice {
+    pub path: String,
+    backing: PathBuf,
+}
+
+/// What the loop device's file holds until something writes to the device.
+const LOOP_FILL: u8 = 0xa5;
+const LOOP_BYTES: usize = 1 << 20;
+
+impl LoopDevice {
+    /// `None` (after `missing`) without root, losetup or a loop driver.
+    pub fn new() -> Option<Self> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            missing(
+                "root (to attach a loop device)",
+                "run the tests as root, as CI does",
+            );
+            return None;
+        }
+        if !have("losetup") {
+            missing("losetup", "install Debian's mount package");
+            return None;
+        }
+        let backing = data_home().join("loop.img");
+        std::fs::write(&backing, vec![LOOP_FILL; LOOP_BYTES]).expect("loop device file");
+        let out = Command::new("losetup")
+            .arg("--find")
+            .arg("--show")
+            .arg(&backing)
+            .output()
+            .expect("losetup runs");
+        if !out.status.success() {
+            let _ = std::fs::remove_file(&backing);
+            missing(
+                &format!("a free loop device ({})", text(&out.stderr).trim()),
+                "load the kernel's loop driver (modprobe loop) or free one (losetup -D)",
+            );
+            return None;
+        }
+        Some(LoopDevice {
+            path: text(&out.stdout).trim().to_string(),
+            backing,
+        })
+    }
+
+    /// Whether nothing was written to the device.
+    pub fn untouched(&self) -> bool {
+        // Writes through the device reach the file once the loop driver flushes.
+        let _ = Command::new("blockdev")
+            .args(["--flushbufs", &self.path])
+            .status();
+        std::fs::read(&self.backing)
+            .is_ok_and(|b| b.len() == LOOP_BYTES && b.iter().all(|&x| x == LOOP_FILL))
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.path]).status();
+        let _ = std::fs::remove_file(&self.backing);
+    }
 }

@@ -1,6 +1,7 @@
 //! A redis-server of the test's own on an ephemeral loopback port, stopped (by its
 //! pid) when dropped. Tests that need it skip with a printed reason when Debian's
-//! redis-server is missing (scripts/test.sh installs it).
+//! redis-server is missing (scripts/test.sh installs it), or fail under
+//! `HOSTBENCH_STRICT=1`.
 
 #![allow(dead_code)]
 
@@ -22,8 +23,9 @@ pub fn available(tool: &str) -> bool {
         .map(|o| o.status.success())
         .unwrap_or(false);
     if !found {
-        eprintln!(
-            "skipped: {tool} is not installed (scripts/test.sh installs redis-server and redis-tools)"
+        common::missing(
+            tool,
+            "scripts/test.sh installs it (Debian: redis-server, redis-tools)",
         );
     }
     found

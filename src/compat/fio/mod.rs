@@ -246,49 +246,16 @@ pub(in crate::compat) fn parse_args(args: &[String]) -> Result<Option<Invocation
     Ok(Some(inv))
 }
 
-/// `Sun Nov 29 21:41:37 2026`, local time, as fio prints it.
+/// `Sun Nov 29 21:41:37 2026`, local time, as fio prints it (ctime(3)'s layout).
 fn ctime(secs: i64) -> String {
-    // SAFETY: localtime_r fills a struct we own from a valid time_t.
-    let tm = unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        let t = secs as libc::time_t;
-        libc::localtime_r(&t, &mut tm);
-        tm
-    };
-    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    format!(
-        "{} {} {:2} {:02}:{:02}:{:02} {}",
-        DAYS[tm.tm_wday.clamp(0, 6) as usize],
-        MONTHS[tm.tm_mon.clamp(0, 11) as usize],
-        tm.tm_mday,
-        tm.tm_hour,
-        tm.tm_min,
-        tm.tm_sec,
-        tm.tm_year + 1900
-    )
+    crate::host::local_time(secs, "%a %b %e %H:%M:%S %Y")
 }
 
-/// Writes `text` to `path` whole: into a temporary file beside it, then renamed,
-/// so a failure never leaves half a report behind.
+/// Writes `text` to `path` whole (see `fsutil::write_atomically`), so a failure never
+/// leaves half a report behind.
 fn write_output(path: &Path, text: &str) -> Result<(), Failure> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let fail = |e: std::io::Error| Failure::Run(format!("--output {}: {e}", path.display()));
-    let name = path
-        .file_name()
-        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.hostbench-{}.tmp", std::process::id()));
-    let result = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(fail(e));
-    }
-    Ok(())
+    crate::fsutil::write_atomically(path, text.as_bytes())
+        .map_err(|e| Failure::Run(format!("--output {}: {e}", path.display())))
 }
 
 /// A soak slice runs every job time-based for the slice's length, whatever its
@@ -491,5 +458,9 @@ mod tests {
         let t = ctime(0);
         assert_eq!(t.len(), 24, "{t}");
         assert!(t.ends_with("1970") || t.ends_with("1969"), "{t}");
+        for secs in [1_795_988_497, 1_796_600_000] {
+            let want = crate::host::date_command(secs, None, "%a %b %e %H:%M:%S %Y");
+            assert_eq!(ctime(secs), want);
+        }
     }
 }

@@ -118,16 +118,8 @@ impl SystemInfo {
 fn local_time(t: SystemTime, format: &str) -> String {
     let secs = t
         .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs()) as libc::time_t;
-    let format = std::ffi::CString::new(format).unwrap_or_default();
-    let mut buf = [0u8; 64];
-    // SAFETY: localtime_r fills `tm`; strftime writes at most buf.len() bytes.
-    unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        libc::localtime_r(&secs, &mut tm);
-        let n = libc::strftime(buf.as_mut_ptr().cast(), buf.len(), format.as_ptr(), &tm);
-        String::from_utf8_lossy(&buf[..n]).into_owned()
-    }
+        .map_or(0, |d| d.as_secs()) as i64;
+    crate::host::local_time(secs, format)
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -255,6 +247,16 @@ fn render_run(system: &SystemInfo, run: &CopiesResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The header's date and times, as `Run` prints them with strftime.
+    #[test]
+    fn header_times_are_local_as_run_prints_them() {
+        let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_795_988_954);
+        for f in ["%a %b %d %Y", "%H:%M:%S"] {
+            let want = crate::host::date_command(1_795_988_954, None, f);
+            assert_eq!(local_time(t, f), want);
+        }
+    }
 
     #[test]
     fn flags_as_run_names_them() {

@@ -372,15 +372,13 @@ pub fn now_ms() -> i64 {
 
 /// `2026-11-30 01:00:00` (UTC) for a Unix-ms time.
 pub fn utc(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (y, m, d) = crate::host::civil_date(secs.div_euclid(86_400));
-    let rem = secs.rem_euclid(86_400);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    use jiff::Timestamp;
+    let t = Timestamp::from_millisecond(ms).unwrap_or(if ms < 0 {
+        Timestamp::MIN
+    } else {
+        Timestamp::MAX
+    });
+    t.strftime("%Y-%m-%d %H:%M:%S").to_string()
 }
 
 /// The figure a slice is judged by. Disk: the IOPS of its (first) test, reads and
@@ -741,5 +739,7 @@ mod tests {
         assert_eq!(plan.due_ms(3), 7000);
         assert_eq!(grace_ms(&plan), 1200);
         assert_eq!(utc(1_796_000_000_000), "2026-11-30 00:53:20");
+        assert_eq!(utc(1_796_000_000_999), "2026-11-30 00:53:20");
+        assert_eq!(utc(-1), "1969-12-31 23:59:59");
     }
 }

@@ -169,7 +169,7 @@ fn run(o: &Options, record: &mut Record) -> Result<ExitCode, RedisError> {
                 .collect(),
             None => vec![o.endpoint()],
         };
-        return idle(o, &endpoints, &setup);
+        return idle(o, &endpoints, &setup, record.slice);
     }
     let command = custom_command(o)?;
     let host_config = if cluster.is_some() {
@@ -408,8 +408,14 @@ fn server_config(endpoint: &Endpoint, setup: &Setup) -> Result<Option<HostConfig
     }
 }
 
-/// `-I`: open the clients (spread over `endpoints`) and hold them until Ctrl-C.
-fn idle(o: &Options, endpoints: &[Endpoint], setup: &Setup) -> Result<ExitCode, RedisError> {
+/// `-I`: open the clients (spread over `endpoints`) and hold them until Ctrl-C (or,
+/// as a soak slice, for the slice's length; nothing is measured either way).
+fn idle(
+    o: &Options,
+    endpoints: &[Endpoint],
+    setup: &Setup,
+    slice: Option<Duration>,
+) -> Result<ExitCode, RedisError> {
     println!(
         "Creating {} idle connections and waiting forever (Ctrl+C when done)",
         o.clients
@@ -420,7 +426,12 @@ fn idle(o: &Options, endpoints: &[Endpoint], setup: &Setup) -> Result<ExitCode, 
     }
     print!("clients: {}\r", held.len());
     let _ = std::io::stdout().flush();
+    let started = std::time::Instant::now();
     while !crate::measure::stop_requested() {
+        if slice.is_some_and(|s| started.elapsed() >= s) {
+            println!();
+            return Ok(ExitCode::SUCCESS);
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
     println!();

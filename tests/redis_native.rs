@@ -233,6 +233,41 @@ fn refused_connection_and_bad_password_fail_clearly() {
 }
 
 #[test]
+fn a_server_that_never_replies_fails_and_is_not_kept() {
+    let port = redis_server::silent_server(false).to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let child = common::hostbench()
+        .args([
+            "redis",
+            "-p",
+            &port,
+            "--time",
+            "1s",
+            "--warmup",
+            "0s",
+            "-c",
+            "2",
+            "--results-db",
+        ])
+        .arg(&db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finish(child, Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(1), "{}", common::stdout(&out));
+    let why = stderr(&out);
+    assert!(
+        why.contains(&format!("no reply from 127.0.0.1:{port}")),
+        "{why}"
+    );
+    assert!(why.contains("nothing was measured (not saved)"), "{why}");
+    assert!(!common::stdout(&out).contains("ops"), "no table of zeros");
+    assert!(!db.exists() || redis_server::history(&db).is_empty());
+}
+
+#[test]
 fn error_reply_gives_partial_results_and_exit_1() {
     let Some(server) = RedisServer::start(&[]) else {
         return;

@@ -163,3 +163,127 @@ fn bad_input_is_named_with_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("seconds=0"));
 }
+
+/// `hostbench unixbench …` in quick mode, kept in `db` under `label`.
+fn unixbench_kept(db: &std::path::Path, label: &str, args: &[&str]) -> std::process::Output {
+    let out = hostbench()
+        .arg("unixbench")
+        .args(args)
+        .env("HOSTBENCH_UNIXBENCH_QUICK_SECONDS", "0.2")
+        .env("HOSTBENCH_DB", db)
+        .env("HOSTBENCH_LABEL", label)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    out
+}
+
+/// The report with its numbers and times blanked: what two runs share.
+fn skeleton(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| !l.contains(" load average") && !l.starts_with("   System:"))
+        .map(|l| {
+            l.chars()
+                .map(|c| if c.is_ascii_digit() { '#' } else { c })
+                .collect::<String>()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+#[test]
+fn personality_runs_are_kept_and_compare_with_native() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let args = ["-q", "-i", "1", "-c", "1", "syscall", "pipe"];
+    let outs: Vec<_> = ["vm=a", "vm=a", "vm=b"]
+        .iter()
+        .map(|l| unixbench_kept(&db, l, &args))
+        .collect();
+    for out in &outs {
+        assert_eq!(stderr(out), "");
+    }
+    let unsaved = hostbench()
+        .arg("unixbench")
+        .args(args)
+        .env("HOSTBENCH_UNIXBENCH_QUICK_SECONDS", "0.2")
+        .env("HOSTBENCH_NO_SAVE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(skeleton(&stdout(&outs[0])), skeleton(&stdout(&unsaved)));
+
+    let history = with_db(&db, &["history", "--json"]);
+    let runs: Value = serde_json::from_slice(&history.stdout).unwrap();
+    let runs = runs["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    for run in runs {
+        assert_eq!(run["command"], "unixbench");
+        let line: Vec<&str> = run["command_line"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap())
+            .collect();
+        assert!(line.ends_with(&args), "{line:?}");
+        assert_eq!(run["workloads"], serde_json::json!(["index"]));
+    }
+    let out = with_db(&db, &["compare", "label:vm=a", "label:vm=b"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains('±'), "{}", stdout(&out));
+
+    // The native index with the same settings is the same measurement: one row each.
+    let dir_arg = dir.path().to_str().unwrap();
+    let native = hostbench()
+        .args([
+            "index",
+            "--quick",
+            "--seconds",
+            "0.2",
+            "-i",
+            "1",
+            "--copies",
+            "1",
+            "--tests",
+            "syscall,pipe",
+            "--dir",
+            dir_arg,
+            "--label",
+            "vm=native",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(native.status.success(), "{}", stderr(&native));
+    let out = with_db(&db, &["compare", "label:vm=native", "label:vm=b", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = c["rows"].as_array().unwrap();
+    let scores: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["metric"] == "index_score")
+        .collect();
+    assert_eq!(scores.len(), 1, "{c:#}");
+    assert_eq!(scores[0]["params"]["copies"], "1");
+    assert_eq!(scores[0]["params"]["tests"], "syscall,pipe");
+    assert_eq!(
+        rows.iter().filter(|r| r["metric"] == "test_index").count(),
+        2
+    );
+
+    // Other passes: refused, naming the setting.
+    unixbench_kept(
+        &db,
+        "vm=i2",
+        &["-q", "-i", "2", "-c", "1", "syscall", "pipe"],
+    );
+    let out = with_db(&db, &["compare", "label:vm=native", "label:vm=i2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("iterations 1 in A"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -7,13 +7,11 @@ use crate::host::HostInfo;
 use crate::progress::{Expect, Progress};
 use crate::report::table::Table;
 use crate::units::thousands;
-use crate::workload::unixbench::catalogue::{self, Test};
-use crate::workload::unixbench::{self, SuiteResult, TestResult, UnixbenchSpec, Watch, sorted};
+use crate::workload::unixbench::catalogue;
+use crate::workload::unixbench::{self, SuiteResult, UnixbenchSpec, sorted};
 use clap::Args;
 use serde::Serialize;
-use std::cell::Cell;
 use std::process::ExitCode;
-use std::time::Instant;
 
 #[derive(Debug, Args)]
 pub struct IndexArgs {
@@ -67,23 +65,6 @@ fn test_names(spec: &str) -> Result<Vec<&'static str>, CliError> {
     Ok(names)
 }
 
-/// Ticks the progress bar once per pass.
-struct PassProgress<'a> {
-    bar: &'a Progress,
-    started: Instant,
-    passes: Cell<u64>,
-}
-
-impl Watch for PassProgress<'_> {
-    fn pass_started(&self, _test: &Test, _pass: u32) {
-        self.bar.tick(self.started.elapsed(), self.passes.get());
-        self.passes.set(self.passes.get() + 1);
-    }
-    fn test_finished(&self, _result: &TestResult) {
-        self.bar.tick(self.started.elapsed(), self.passes.get());
-    }
-}
-
 pub fn execute(args: IndexArgs) -> Result<ExitCode, CliError> {
     let spec = UnixbenchSpec {
         tests: test_names(&args.tests)?,
@@ -102,22 +83,16 @@ pub fn execute(args: IndexArgs) -> Result<ExitCode, CliError> {
         .map(|t| spec.passes(&t) as u64)
         .sum::<u64>()
         * spec.copies.len() as u64;
+    // The bar counts passes finished (the suite's progress).
     let bar = Progress::new("index", Expect::Units(total_passes));
-    let watch = PassProgress {
-        bar: &bar,
-        started: Instant::now(),
-        passes: Cell::new(0),
-    };
     let started_at = crate::host::now_rfc3339();
-    let clock = Instant::now();
-    let result = unixbench::run(&spec, &watch).map_err(|e| match e {
+    let result = unixbench::run(&spec, &bar).map_err(|e| match e {
         unixbench::RunError::Spec(s) => CliError::Spec(s),
         other => CliError::Usage(other.to_string()),
     })?;
     bar.finish();
     let host = HostInfo::detect();
-    let stored =
-        unixbench::outcome::to_outcome(&spec, &result, host.clone(), &started_at, clock.elapsed());
+    let stored = unixbench::outcome::to_outcomes(&spec, &result, host.clone());
     if args.json {
         let doc = Document::new(&spec, &result, host, started_at);
         let json = serde_json::to_string_pretty(&doc).expect("the index document serialises");
@@ -125,8 +100,7 @@ pub fn execute(args: IndexArgs) -> Result<ExitCode, CliError> {
     } else {
         write_stdout(&render(&spec, &result, &host));
     }
-    args.save
-        .save("index", None, std::slice::from_ref(&stored))?;
+    args.save.save("index", None, &stored)?;
     Ok(finished(result.interrupted))
 }
 

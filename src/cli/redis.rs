@@ -12,17 +12,16 @@ use crate::report;
 use crate::units::format_ns;
 use crate::workload::SpecError;
 use crate::workload::redis::cluster::{self, ClusterRoutes};
-use crate::workload::redis::conn::{Endpoint, RedisError, Setup};
+use crate::workload::redis::conn::{Endpoint, REPLY_TIMEOUT, RedisError, Setup};
 use crate::workload::redis::keys::KeyDist;
-use crate::workload::redis::load::{self, Live, LoadSpec, Mix};
+use crate::workload::redis::load::{self, LoadSpec, Mix};
 use crate::workload::redis::outcome;
 use crate::workload::redis::template::Template;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(Debug, Args)]
 // `--db` is the Redis database number here; the results database is `--results-db`.
@@ -233,6 +232,7 @@ impl RedisArgs {
                 db: Some(self.db),
                 resp3: self.resp3,
                 tracking: false,
+                timeout: Some(REPLY_TIMEOUT),
             },
             connections: self.connections,
             threads,
@@ -374,18 +374,9 @@ pub fn execute(args: RedisArgs) -> Result<ExitCode, CliError> {
         )));
     }
     let host = HostInfo::detect();
-    let live = Live::default();
     let progress = Progress::new("redis", Expect::Time(spec.warmup + spec.duration));
     let cpu_start = CpuTime::now();
-    let started = Instant::now();
-    let result = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| load::run(&spec, &live));
-        while !worker.is_finished() {
-            progress.tick(started.elapsed(), live.replies.load(Ordering::Relaxed));
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        worker.join().expect("load thread")
-    });
+    let result = load::run(&spec, &progress);
     progress.finish();
     let result = match result {
         Ok(r) => r,
@@ -394,6 +385,13 @@ pub fn execute(args: RedisArgs) -> Result<ExitCode, CliError> {
             return Ok(ExitCode::from(1));
         }
     };
+    if let Some(e) = &result.error
+        && result.measured_nothing
+    {
+        // Nothing to show: a table of zeros would read as a measurement.
+        eprintln!("hostbench: error: {e}; nothing was measured (not saved)");
+        return Ok(ExitCode::from(1));
+    }
     let cpu = CpuTime::now().since(&cpu_start);
     let mut o = outcome::build(&spec, &result, cpu, host);
     if let Some(e) = &result.error {

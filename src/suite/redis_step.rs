@@ -11,11 +11,10 @@ use crate::measure::cputime::CpuTime;
 use crate::model::Outcome;
 use crate::workload::redis::conn::{self, Endpoint, Setup};
 use crate::workload::redis::keys::KeyDist;
-use crate::workload::redis::load::{self, Live, LoadSpec, Mix};
+use crate::workload::redis::load::{self, LoadSpec, Mix};
 use crate::workload::redis::outcome;
 use crate::workload::runner::Observer;
-use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The keys of `hostbench run`, and only those, are touched (and cleaned up).
 pub const KEY_PREFIX: &str = "hostbench:run:";
@@ -129,22 +128,10 @@ fn measure(spec: &LoadSpec, observer: &dyn Observer) -> Result<Outcome, MeasureE
             spec.connections
         ))
     })?;
-    let live = Live::default();
     let cpu_start = CpuTime::now();
-    let started = Instant::now();
-    let result = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| load::run(spec, &live));
-        while !worker.is_finished() {
-            observer.progress(&crate::workload::observe::Progress::at(
-                started.elapsed(),
-                live.replies.load(Ordering::Relaxed),
-            ));
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        worker.join().expect("the load thread does not panic")
-    })
-    // Connections are all made before the first request: an error here sent nothing.
-    .map_err(|e| untouched(e.to_string()))?;
+    let result = load::run(spec, observer)
+        // Connections are all made before the first request: an error here sent nothing.
+        .map_err(|e| untouched(e.to_string()))?;
     if let Some(e) = &result.error {
         return Err(MeasureError {
             message: format!("{e} (the partial results are not kept)"),

@@ -21,6 +21,7 @@ impl RedisUrl {
             db: Some(self.db),
             resp3: false,
             tracking: false,
+            timeout: Some(crate::workload::redis::conn::REPLY_TIMEOUT),
         }
     }
 }

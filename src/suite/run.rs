@@ -17,7 +17,7 @@ use crate::workload::runner::{Observer, RunOptions};
 use crate::workload::unixbench::{self, UnixbenchSpec, catalogue};
 use serde::Serialize;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use thiserror::Error;
 
 pub use super::summary::{Problem, Status, SummaryLine, summarise, summarise_with};
@@ -130,40 +130,25 @@ impl Step {
                     });
                 }
             },
-            Step::Index(s) => vec![run_index(s, observer)?],
+            Step::Index(s) => run_index(s, observer)?,
         })
     }
 }
 
-/// The index's programs run as child processes; the bar follows the clock.
-fn run_index(spec: &UnixbenchSpec, observer: &dyn Observer) -> Result<Outcome, StepError> {
-    let started_at = crate::host::now_rfc3339();
-    let clock = Instant::now();
-    let done = std::sync::atomic::AtomicBool::new(false);
-    let result = std::thread::scope(|scope| {
-        scope.spawn(|| {
-            while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                observer.progress(&crate::workload::observe::Progress::at(clock.elapsed(), 0));
-                std::thread::sleep(Duration::from_millis(200));
-            }
-        });
-        let r = unixbench::run(spec, &unixbench::Quiet);
-        done.store(true, std::sync::atomic::Ordering::Relaxed);
-        r
-    });
-    let result = result.map_err(|e| match e {
+/// The index, one outcome per copy count (its progress follows the clock: the
+/// programs run as child processes).
+fn run_index(spec: &UnixbenchSpec, observer: &dyn Observer) -> Result<Vec<Outcome>, StepError> {
+    let result = unixbench::run(spec, observer).map_err(|e| match e {
         unixbench::RunError::Spec(s) => StepError::Spec(s),
         other => StepError::Failed {
             message: other.to_string(),
             kept: vec![],
         },
     })?;
-    Ok(unixbench::outcome::to_outcome(
+    Ok(unixbench::outcome::to_outcomes(
         spec,
         &result,
         crate::host::HostInfo::detect(),
-        &started_at,
-        clock.elapsed(),
     ))
 }
 

@@ -113,7 +113,9 @@ fn area_line(area: &str, outcomes: &[Outcome]) -> Option<SummaryLine> {
             (!net.is_empty() || !ping.is_empty()).then(|| network_line(&net, ping.first()))
         }
         "redis" => of("redis").first().map(|o| redis_line(o)),
-        "index" => of("index").first().map(|o| index_line(o)),
+        "index" => Some(of("index"))
+            .filter(|i| !i.is_empty())
+            .map(|i| index_line(&i)),
         _ => None,
     }
 }
@@ -328,10 +330,12 @@ fn redis_line(o: &Outcome) -> SummaryLine {
     SummaryLine::ok("redis", parts.join(", "), verdict)
 }
 
-fn index_line(o: &Outcome) -> SummaryLine {
-    let scores: Vec<(usize, f64)> = o
-        .metrics
+/// The index's outcomes: one per copy count.
+fn index_line(outcomes: &[&Outcome]) -> SummaryLine {
+    let o = outcomes[0];
+    let scores: Vec<(usize, f64)> = outcomes
         .iter()
+        .flat_map(|o| &o.metrics)
         .filter(|m| m.name == "index_score")
         .map(|m| (m.threads.unwrap_or(1), m.value))
         .collect();

@@ -48,6 +48,8 @@ pub enum Snapshot<'a> {
     Iperf3(&'a [crate::workload::net::iperf3::Row]),
     /// redis-benchmark's live line, every 250 ms.
     Redis(&'a crate::workload::redis::lockstep::Tick),
+    /// A test of the UnixBench-style suite started, a pass started, a test finished.
+    Suite(&'a crate::workload::unixbench::SuiteEvent<'a>),
 }
 
 pub trait Observer: Sync {

@@ -157,3 +157,45 @@ pub fn shape(out: &str) -> Vec<String> {
     }
     shapes
 }
+
+/// A listener on a private port that accepts connections and never replies (a hung
+/// or foreign server); it lives as long as the test process. With `answer_config`
+/// it answers CONFIG GET (so a client gets past its header) and nothing else.
+pub fn silent_server(answer_config: bool) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stream.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    if answer_config && buf[..n].windows(6).any(|w| w == b"CONFIG") {
+                        let _ = stream.write_all(b"*2\r\n$4\r\nsave\r\n$0\r\n\r\n");
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// `hostbench <args>` with the personality's store settings in the environment.
+pub fn kept(db: &std::path::Path, label: Option<&str>, args: &[&str]) -> Output {
+    let mut c = common::hostbench();
+    c.args(args).env("HOSTBENCH_DB", db);
+    if let Some(l) = label {
+        c.env("HOSTBENCH_LABEL", l);
+    }
+    common::run_bounded(c, Duration::from_secs(60))
+}
+
+/// `hostbench history --json` of a database: its runs.
+pub fn history(db: &std::path::Path) -> Vec<serde_json::Value> {
+    let out = common::with_db(db, &["history", "--json"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("history JSON");
+    v["runs"].as_array().cloned().unwrap_or_default()
+}

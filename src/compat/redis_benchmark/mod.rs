@@ -6,25 +6,37 @@
 //! `--cluster` reads the masters from the -h/-p node's CLUSTER NODES, prints them as
 //! redis-benchmark does, spreads the clients over them and gives every key a hash
 //! tag of a slot the client's master owns (see `workload::redis::lockstep`).
+//!
+//! Every test it prints is kept as one outcome (workload `redis`, converted by
+//! `workload::redis::outcome::lockstep` with the native run's metric names). As a
+//! soak slice (`Record::slice`) the tests share the slice's length evenly, each
+//! bound by time instead of `-n`. `--timeout` (hostbench's own) bounds how long a
+//! silent server is waited for.
 
 pub mod options;
 pub mod report;
 mod tests_list;
 
+use crate::compat::Record;
+use crate::host::HostInfo;
+use crate::measure::cputime::CpuTime;
+use crate::model::Outcome;
+use crate::workload::observe::{Observer, Snapshot};
 use crate::workload::redis::cluster::{self, ClusterRoutes};
 use crate::workload::redis::conn::{self, Endpoint, RedisError, Setup};
-use crate::workload::redis::lockstep::{self, LockstepSpec, Tick};
+use crate::workload::redis::lockstep::{self, LockstepResult, LockstepSpec, Tick};
+use crate::workload::redis::outcome::{self, LockstepTest};
 use crate::workload::redis::resp;
 use options::{Options, Parsed};
 use report::{HostConfig, TestResult};
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub const VERSION: &str = "7.2.6";
 
-pub fn main(args: &[String], _record: &mut crate::compat::Record) -> ExitCode {
+pub fn main(args: &[String], record: &mut Record) -> ExitCode {
     let (parsed, warnings) = match options::parse(args) {
         Ok(p) => p,
         Err(e) => {
@@ -48,7 +60,7 @@ pub fn main(args: &[String], _record: &mut crate::compat::Record) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        Parsed::Run(o) => match run(&o) {
+        Parsed::Run(o) => match run(&o, record) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("{e}");
@@ -66,6 +78,7 @@ fn setup(o: &Options) -> Setup {
         db: (!o.cluster).then_some(o.dbnum),
         resp3: o.resp3,
         tracking: o.tracking,
+        timeout: o.timeout,
     }
 }
 
@@ -122,7 +135,7 @@ fn discover_cluster(o: &Options, setup: &Setup) -> Result<Result<Cluster, ExitCo
     }))
 }
 
-fn run(o: &Options) -> Result<ExitCode, RedisError> {
+fn run(o: &Options, record: &mut Record) -> Result<ExitCode, RedisError> {
     let setup = setup(o);
     let cluster = if o.cluster {
         match discover_cluster(o, &setup)? {
@@ -146,8 +159,6 @@ fn run(o: &Options) -> Result<ExitCode, RedisError> {
             o.clients
         ))
     })?;
-    let endpoint = o.endpoint();
-
     if o.idle {
         let endpoints = match &cluster {
             Some(c) => c
@@ -156,11 +167,40 @@ fn run(o: &Options) -> Result<ExitCode, RedisError> {
                 .iter()
                 .map(|m| m.endpoint.clone())
                 .collect(),
-            None => vec![endpoint],
+            None => vec![o.endpoint()],
         };
-        return idle(o, &endpoints, &setup);
+        return idle(o, &endpoints, &setup, record.slice);
     }
+    let command = custom_command(o)?;
+    let host_config = if cluster.is_some() {
+        None
+    } else {
+        host_config(o, &setup)?
+    };
+    let bench = Bench {
+        o,
+        endpoint: o.endpoint(),
+        setup,
+        threads,
+        host_config,
+        cluster,
+        command,
+        tty: std::io::stdout().is_terminal() && !o.csv,
+        seed: o.seed.unwrap_or_else(|| {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            (t as u32) ^ std::process::id()
+        }),
+        slice: record.slice,
+    };
+    bench.run(record)
+}
 
+/// The custom command after the options, with `-x`'s standard input as its last
+/// argument; empty for the default tests.
+fn custom_command(o: &Options) -> Result<Vec<String>, RedisError> {
     let mut command = o.command.clone();
     if o.stdin_last_arg && !command.is_empty() {
         let mut data = String::new();
@@ -169,110 +209,172 @@ fn run(o: &Options) -> Result<ExitCode, RedisError> {
             .map_err(RedisError::Io)?;
         command.push(data);
     }
+    Ok(command)
+}
 
-    let host_config = if cluster.is_some() {
-        None
-    } else {
-        host_config(o, &setup)?
-    };
-    let tty = std::io::stdout().is_terminal() && !o.csv;
-    let seed = o.seed.unwrap_or_else(|| {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        (t as u32) ^ std::process::id()
-    });
+/// Everything the tests share once the server is known.
+struct Bench<'a> {
+    o: &'a Options,
+    endpoint: Endpoint,
+    setup: Setup,
+    /// Event-loop threads (0: redis-benchmark's single-threaded mode, run on one).
+    threads: usize,
+    host_config: Option<HostConfig>,
+    cluster: Option<Cluster>,
+    /// A custom command, or empty for the default tests.
+    command: Vec<String>,
+    /// Whether the `\r` live line is drawn.
+    tty: bool,
+    seed: u32,
+    /// A soak slice: the tests share it evenly, each bound by time, not by -n.
+    slice: Option<Duration>,
+}
 
-    if o.csv {
-        print!("{}", report::CSV_HEADER);
-    }
-    let mut out = std::io::stdout().lock();
-    loop {
-        let tests = if command.is_empty() {
-            tests_list::default_tests(o)
-        } else {
-            if o.tests.is_some() {
-                eprintln!("WARNING: Option -t is ignored.");
+impl Bench<'_> {
+    /// The tests, once (or forever with -l), each printed as it ends and kept.
+    fn run(&self, record: &mut Record) -> Result<ExitCode, RedisError> {
+        let o = self.o;
+        if o.csv {
+            print!("{}", report::CSV_HEADER);
+        }
+        loop {
+            let tests = self.tests();
+            for test in &tests {
+                let (text, result, outcome) = self.run_test(test, tests.len())?;
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
+                // A test cut short by an error is not a measurement; one stopped by
+                // Ctrl-C is kept as interrupted, as native runs are.
+                if result.error.is_none() && result.finished > 0 {
+                    record.keep(outcome);
+                }
+                if let Some(e) = result.error {
+                    return Err(e);
+                }
+                if result.interrupted {
+                    return Ok(ExitCode::from(130));
+                }
             }
-            let mut encoded = Vec::new();
-            resp::encode(&mut encoded, &command);
-            vec![tests_list::Test {
-                title: command.join(" "),
-                command: encoded,
-            }]
+            // A slice is one round of the tests.
+            if !o.loop_forever || self.slice.is_some() || crate::measure::stop_requested() {
+                break;
+            }
+        }
+        if !o.csv {
+            let _ = std::io::stdout().write_all(b"\n");
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    fn tests(&self) -> Vec<tests_list::Test> {
+        if self.command.is_empty() {
+            return tests_list::default_tests(self.o);
+        }
+        if self.o.tests.is_some() {
+            eprintln!("WARNING: Option -t is ignored.");
+        }
+        let mut encoded = Vec::new();
+        resp::encode(&mut encoded, &self.command);
+        vec![tests_list::Test {
+            title: self.command.join(" "),
+            command: encoded,
+        }]
+    }
+
+    fn spec(&self, test: &tests_list::Test, of: usize) -> LockstepSpec {
+        let o = self.o;
+        let (requests, duration) = match self.slice {
+            Some(slice) => (lockstep::UNBOUNDED, Some(slice / of.max(1) as u32)),
+            None => (o.requests, None),
         };
-        for test in &tests {
-            let spec = LockstepSpec {
-                endpoint: endpoint.clone(),
-                setup: setup.clone(),
-                clients: o.clients,
-                threads: threads.max(1),
-                requests: o.requests,
-                pipeline: o.pipeline,
-                keepalive: o.keepalive,
-                command: test.command.clone(),
-                keyspace: o.keyspace,
-                seed,
-                precision: o.precision,
-                cluster: cluster.as_ref().map(|c| Arc::clone(&c.routes)),
-            };
-            let mut progress = Progress::new(&test.title, tty);
-            let result = lockstep::run(&spec, &mut |t| progress.tick(t, &mut out))?;
-            progress.clear(&mut out);
-            let datasize = if command.is_empty() {
-                o.datasize
-            } else {
-                test.command.len()
-            };
-            let partial = match (&result.error, result.interrupted) {
-                (Some(e), _) => Some(format!(
-                    "stopped after {} of {} requests: {e}",
-                    result.finished, o.requests
-                )),
-                (None, true) => Some(format!(
-                    "interrupted after {} of {} requests",
-                    result.finished, o.requests
-                )),
-                _ => None,
-            };
-            let r = TestResult {
+        LockstepSpec {
+            endpoint: self.endpoint.clone(),
+            setup: self.setup.clone(),
+            clients: o.clients,
+            threads: self.threads.max(1),
+            requests,
+            duration,
+            pipeline: o.pipeline,
+            keepalive: o.keepalive,
+            command: test.command.clone(),
+            keyspace: o.keyspace,
+            seed: self.seed,
+            precision: o.precision,
+            cluster: self.cluster.as_ref().map(|c| Arc::clone(&c.routes)),
+        }
+    }
+
+    /// Runs one test (of `of`): its report text, raw result and outcome.
+    fn run_test(
+        &self,
+        test: &tests_list::Test,
+        of: usize,
+    ) -> Result<(String, LockstepResult, Outcome), RedisError> {
+        let spec = self.spec(test, of);
+        let live = LiveLine::new(&test.title, self.tty);
+        let cpu_start = CpuTime::now();
+        let result = lockstep::run(&spec, &live)?;
+        let cpu = CpuTime::now().since(&cpu_start);
+        live.clear();
+        let custom = !self.command.is_empty();
+        let outcome = outcome::lockstep(
+            &spec,
+            LockstepTest {
                 title: &test.title,
-                finished: result.finished,
-                elapsed_ms: result.elapsed_ms,
-                clients: o.clients,
-                datasize,
-                keepalive: o.keepalive,
-                threads,
-                host_config: host_config.as_ref(),
-                cluster: cluster.as_ref().map(|c| c.configs.as_slice()),
-                histogram: &result.histogram,
-                partial,
-            };
-            let text = if o.csv {
-                report::csv(&r)
-            } else if o.quiet {
-                report::quiet(&r)
+                data_size: (!custom).then_some(self.o.datasize),
+            },
+            &result,
+            cpu,
+            HostInfo::detect(),
+        );
+        let text = self.report(test, &result, custom);
+        Ok((text, result, outcome))
+    }
+
+    /// The test's report in the form asked for (full, -q or --csv).
+    fn report(&self, test: &tests_list::Test, result: &LockstepResult, custom: bool) -> String {
+        let o = self.o;
+        let budget = match self.slice {
+            Some(_) => String::new(),
+            None => format!(" of {}", o.requests),
+        };
+        let partial = match (&result.error, result.interrupted) {
+            (Some(e), _) => Some(format!(
+                "stopped after {}{budget} requests: {e}",
+                result.finished
+            )),
+            (None, true) => Some(format!(
+                "interrupted after {}{budget} requests",
+                result.finished
+            )),
+            _ => None,
+        };
+        let r = TestResult {
+            title: &test.title,
+            finished: result.finished,
+            elapsed_ms: result.elapsed_ms,
+            clients: o.clients,
+            datasize: if custom {
+                test.command.len()
             } else {
-                report::full(&r)
-            };
-            let _ = out.write_all(text.as_bytes());
-            let _ = out.flush();
-            if let Some(e) = result.error {
-                return Err(e);
-            }
-            if result.interrupted {
-                return Ok(ExitCode::from(130));
-            }
-        }
-        if !o.loop_forever || crate::measure::stop_requested() {
-            break;
+                o.datasize
+            },
+            keepalive: o.keepalive,
+            threads: self.threads,
+            host_config: self.host_config.as_ref(),
+            cluster: self.cluster.as_ref().map(|c| c.configs.as_slice()),
+            histogram: &result.histogram,
+            partial,
+        };
+        if o.csv {
+            report::csv(&r)
+        } else if o.quiet {
+            report::quiet(&r)
+        } else {
+            report::full(&r)
         }
     }
-    if !o.csv {
-        let _ = out.write_all(b"\n");
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// `CONFIG GET save` and `CONFIG GET appendonly`, for the header. A server that
@@ -287,7 +389,7 @@ fn host_config(o: &Options, setup: &Setup) -> Result<Option<HostConfig>, RedisEr
 }
 
 /// One server's `save` and `appendonly` settings; None when it refuses CONFIG, an
-/// error when it cannot be reached or refuses the credentials.
+/// error when it cannot be reached, does not answer or refuses the credentials.
 fn server_config(endpoint: &Endpoint, setup: &Setup) -> Result<Option<HostConfig>, RedisError> {
     let get = |name: &str| -> Result<String, RedisError> {
         let v = conn::query(endpoint, setup, &["CONFIG", "GET", name])?;
@@ -295,7 +397,10 @@ fn server_config(endpoint: &Endpoint, setup: &Setup) -> Result<Option<HostConfig
     };
     match get("save").and_then(|save| Ok((save, get("appendonly")?))) {
         Ok((save, appendonly)) => Ok(Some(HostConfig { save, appendonly })),
-        Err(e @ (RedisError::Connect { .. } | RedisError::Setup { .. })) => Err(e),
+        Err(
+            e
+            @ (RedisError::Connect { .. } | RedisError::Setup { .. } | RedisError::NoReply { .. }),
+        ) => Err(e),
         Err(RedisError::Reply(m)) if m.starts_with("NOAUTH") || m.starts_with("WRONGPASS") => {
             Err(RedisError::Reply(m))
         }
@@ -303,8 +408,14 @@ fn server_config(endpoint: &Endpoint, setup: &Setup) -> Result<Option<HostConfig
     }
 }
 
-/// `-I`: open the clients (spread over `endpoints`) and hold them until Ctrl-C.
-fn idle(o: &Options, endpoints: &[Endpoint], setup: &Setup) -> Result<ExitCode, RedisError> {
+/// `-I`: open the clients (spread over `endpoints`) and hold them until Ctrl-C (or,
+/// as a soak slice, for the slice's length; nothing is measured either way).
+fn idle(
+    o: &Options,
+    endpoints: &[Endpoint],
+    setup: &Setup,
+    slice: Option<Duration>,
+) -> Result<ExitCode, RedisError> {
     println!(
         "Creating {} idle connections and waiting forever (Ctrl+C when done)",
         o.clients
@@ -315,36 +426,55 @@ fn idle(o: &Options, endpoints: &[Endpoint], setup: &Setup) -> Result<ExitCode, 
     }
     print!("clients: {}\r", held.len());
     let _ = std::io::stdout().flush();
+    let started = std::time::Instant::now();
     while !crate::measure::stop_requested() {
+        if slice.is_some_and(|s| started.elapsed() >= s) {
+            println!();
+            return Ok(ExitCode::SUCCESS);
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
     println!();
     Ok(ExitCode::from(130))
 }
 
-/// The `\r` progress line, on a terminal only (piped output stays clean).
-struct Progress<'a> {
+/// The `\r` live line, on a terminal only (piped output stays clean): the observer
+/// of a test's run, drawn from its 250 ms ticks.
+struct LiveLine<'a> {
     title: &'a str,
     enabled: bool,
+    state: Mutex<LineState>,
+}
+
+#[derive(Default)]
+struct LineState {
     last_len: usize,
     previous: Option<Tick>,
 }
 
-impl<'a> Progress<'a> {
+impl Observer for LiveLine<'_> {
+    fn snapshot(&self, snapshot: &Snapshot<'_>) {
+        if let Snapshot::Redis(tick) = snapshot {
+            self.tick(**tick);
+        }
+    }
+}
+
+impl<'a> LiveLine<'a> {
     fn new(title: &'a str, enabled: bool) -> Self {
         Self {
             title,
             enabled,
-            last_len: 0,
-            previous: None,
+            state: Mutex::new(LineState::default()),
         }
     }
 
-    fn tick(&mut self, t: Tick, out: &mut impl Write) {
+    fn tick(&self, t: Tick) {
         if !self.enabled {
             return;
         }
-        let prev = self.previous.unwrap_or(Tick {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let prev = state.previous.unwrap_or(Tick {
             elapsed: Duration::ZERO,
             finished: 0,
             latency_sum_us: 0,
@@ -364,16 +494,18 @@ impl<'a> Progress<'a> {
             ),
             mean(t.latency_sum_us, t.latency_count),
         );
-        let _ = out.write_all(report::blank(self.last_len).as_bytes());
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(report::blank(state.last_len).as_bytes());
         let _ = out.write_all(line.as_bytes());
         let _ = out.flush();
-        self.last_len = line.len();
-        self.previous = Some(t);
+        state.last_len = line.len();
+        state.previous = Some(t);
     }
 
-    fn clear(&mut self, out: &mut impl Write) {
+    fn clear(&self) {
         if self.enabled {
-            let _ = out.write_all(report::blank(self.last_len).as_bytes());
+            let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = std::io::stdout().write_all(report::blank(state.last_len).as_bytes());
         }
     }
 }
@@ -417,6 +549,9 @@ Options:
  -I                 Idle mode. Just open N idle connections and wait.
  -x                 Read last argument from STDIN.
  --seed <num>       Seed for the random number generator.
+ --timeout <sec>    (hostbench) Give up with an error (exit 1) when the server
+                    sends no reply for this many seconds (default 10; 0 waits
+                    forever, as redis-benchmark does).
  --help             Output this help and exit.
  --version          Output version and exit.
 

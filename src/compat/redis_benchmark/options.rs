@@ -3,8 +3,9 @@
 //! refused instead of crashing, the first word that is not an option starts a
 //! custom command).
 
-use crate::workload::redis::conn::Endpoint;
+use crate::workload::redis::conn::{Endpoint, REPLY_TIMEOUT as DEFAULT_TIMEOUT};
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
@@ -32,6 +33,9 @@ pub struct Options {
     pub idle: bool,
     pub stdin_last_arg: bool,
     pub seed: Option<u32>,
+    /// `--timeout` (hostbench's own): how long a run waits without any reply before
+    /// it gives up; None waits forever (`--timeout 0`, redis-benchmark's behaviour).
+    pub timeout: Option<Duration>,
     /// A custom command given after the options.
     pub command: Vec<String>,
 }
@@ -63,6 +67,7 @@ impl Default for Options {
             idle: false,
             stdin_last_arg: false,
             seed: None,
+            timeout: Some(DEFAULT_TIMEOUT),
             command: Vec::new(),
         }
     }
@@ -149,6 +154,7 @@ pub fn parse(args: &[String]) -> Result<(Parsed, Warnings), UsageError> {
                 }
             }
             "--seed" => o.seed = Some(number(arg, value()?)? as u32),
+            "--timeout" => o.timeout = seconds(arg, value()?)?,
             "--help" => return Ok((Parsed::Help, warnings)),
             "-v" | "--version" => return Ok((Parsed::Version, warnings)),
             "--tls" | "--sni" | "--cacert" | "--cacertdir" | "--insecure" | "--cert" | "--key"
@@ -181,6 +187,22 @@ fn number(option: &str, v: &str) -> Result<i64, UsageError> {
             "Invalid option \"{option}\": \"{v}\" is not a number"
         ))
     })
+}
+
+/// Seconds, fractions allowed; 0 is no timeout.
+fn seconds(option: &str, v: &str) -> Result<Option<Duration>, UsageError> {
+    let s = v
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0 && *s <= 1e6);
+    match s {
+        Some(0.0) => Ok(None),
+        Some(s) => Ok(Some(Duration::from_secs_f64(s))),
+        None => Err(UsageError(format!(
+            "Invalid option \"{option}\": \"{v}\" is not a number of seconds (0 waits forever)"
+        ))),
+    }
 }
 
 /// `redis://[user:]password@host:port/dbnum`; user and password percent-decoded.
@@ -347,5 +369,16 @@ mod tests {
         assert_eq!(p(&["-p", "70000"]).unwrap_err().0, "Invalid server port.");
         assert!(p(&["-c", "many"]).unwrap_err().0.contains("not a number"));
         assert!(p(&["--precision", "0"]).is_err());
+        assert!(p(&["--timeout", "soon"]).unwrap_err().0.contains("seconds"));
+    }
+
+    #[test]
+    fn timeout_is_settable() {
+        assert_eq!(run(&[]).timeout, Some(DEFAULT_TIMEOUT));
+        assert_eq!(
+            run(&["--timeout", "0.5"]).timeout,
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(run(&["--timeout", "0"]).timeout, None);
     }
 }

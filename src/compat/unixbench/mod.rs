@@ -2,12 +2,18 @@
 //! [-i N] [-c N]… [test …]`) and UnixBench 5.1.3's text report, once per copy count.
 //! The tests are hostbench's UnixBench-style reimplementation
 //! (`workload::unixbench`); the header says so.
+//!
+//! Each copy count's block is kept as one outcome (workload `index`, the same
+//! conversion as `hostbench index`). A soak slice's length is not applied: UnixBench's
+//! durations are fixed per test and its index is only defined for them, so there is
+//! no honest way to make `./Run` last a given time.
 
 mod report;
 
 use crate::measure::stop_requested;
-use crate::workload::unixbench::catalogue::{self, Test};
-use crate::workload::unixbench::{self, TestResult, UnixbenchSpec, Watch};
+use crate::workload::observe::{Observer, Snapshot};
+use crate::workload::unixbench::catalogue;
+use crate::workload::unixbench::{self, SuiteEvent, UnixbenchSpec};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -83,7 +89,7 @@ pub(in crate::compat) fn parse(words: &[String]) -> Result<Args, String> {
     Ok(args)
 }
 
-pub fn main(words: &[String], _record: &mut crate::compat::Record) -> ExitCode {
+pub fn main(words: &[String], record: &mut crate::compat::Record) -> ExitCode {
     if words.iter().any(|w| w == "-h" || w == "--help") {
         print!("{}", usage());
         return ExitCode::SUCCESS;
@@ -145,6 +151,10 @@ pub fn main(words: &[String], _record: &mut crate::compat::Record) -> ExitCode {
     }
     text += &report::render(&system, &result);
     let _ = std::io::stdout().write_all(text.as_bytes());
+    let host = crate::host::HostInfo::detect();
+    for outcome in unixbench::outcome::to_outcomes(&spec, &result, host) {
+        record.keep(outcome);
+    }
     if result.interrupted || stop_requested() {
         ExitCode::from(130)
     } else {
@@ -157,27 +167,23 @@ struct Progress {
     verbose: u8,
 }
 
-impl Watch for Progress {
-    fn test_started(&self, test: &Test, copies: usize, _passes: u32) {
-        if self.verbose > 0 {
-            let mut out = std::io::stdout();
-            let _ = write!(out, "\n{copies} x {} ", test.label);
-            let _ = out.flush();
+impl Observer for Progress {
+    fn snapshot(&self, snapshot: &Snapshot<'_>) {
+        let Snapshot::Suite(event) = snapshot else {
+            return;
+        };
+        if self.verbose == 0 {
+            return;
         }
-    }
-
-    fn pass_started(&self, _test: &Test, pass: u32) {
-        if self.verbose > 0 {
-            let mut out = std::io::stdout();
-            let _ = write!(out, " {pass}");
-            let _ = out.flush();
-        }
-    }
-
-    fn test_finished(&self, _result: &TestResult) {
-        if self.verbose > 0 {
-            let _ = writeln!(std::io::stdout());
-        }
+        let mut out = std::io::stdout();
+        let _ = match event {
+            SuiteEvent::TestStarted { test, copies, .. } => {
+                write!(out, "\n{copies} x {} ", test.label)
+            }
+            SuiteEvent::PassStarted { pass, .. } => write!(out, " {pass}"),
+            SuiteEvent::TestFinished(_) => writeln!(out),
+        };
+        let _ = out.flush();
     }
 }
 

@@ -28,6 +28,10 @@ impl std::fmt::Display for Endpoint {
     }
 }
 
+/// How long the front ends wait for a reply unless told otherwise: a server that
+/// answers nothing for this long is not going to.
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Commands each connection sends before its first timed request.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Setup {
@@ -37,6 +41,11 @@ pub struct Setup {
     pub db: Option<u32>,
     pub resp3: bool,
     pub tracking: bool,
+    /// How long a reply is waited for: in the blocking handshake and queries (AUTH,
+    /// CONFIG GET, CLUSTER NODES) and, in redis-benchmark's loop, by a run that
+    /// stopped getting replies. None waits forever.
+    #[serde(skip)]
+    pub timeout: Option<Duration>,
 }
 
 impl Setup {
@@ -90,6 +99,13 @@ pub enum RedisError {
     Protocol(#[from] resp::ProtocolError),
     #[error("{0}")]
     Other(String),
+    /// The server took the connection but sent no reply in time.
+    #[error(
+        "no reply from {endpoint} within {} s (it accepted the connection but does not answer: \
+         is it a Redis server, and is it responsive?)",
+        .waited.as_secs_f64()
+    )]
+    NoReply { endpoint: String, waited: Duration },
     /// Something that went wrong on the connection to one node of a cluster.
     #[error("cluster node {node}: {source}")]
     AtNode {
@@ -150,29 +166,54 @@ pub fn connect(endpoint: &Endpoint, setup: &Setup) -> Result<OwnedFd, RedisError
         }
         Endpoint::Unix(path) => Box::new(UnixStream::connect(path).map_err(fail)?),
     };
+    // Kept on the socket (SO_RCVTIMEO): `query` reads through it too.
+    stream.set_read_timeout(setup.timeout).map_err(fail)?;
     for (name, args) in setup.commands() {
-        let reply = roundtrip(stream.as_mut(), &args).map_err(|e| match e {
-            RedisError::Reply(message) => RedisError::Setup {
-                endpoint: endpoint.clone(),
-                command: name,
-                message,
-            },
-            other => other,
-        })?;
+        let reply =
+            roundtrip(stream.as_mut(), &args).map_err(|e| match no_reply(e, endpoint, setup) {
+                RedisError::Reply(message) => RedisError::Setup {
+                    endpoint: endpoint.clone(),
+                    command: name,
+                    message,
+                },
+                other => other,
+            })?;
         drop(reply);
     }
     stream.set_nonblocking().map_err(RedisError::Io)?;
     Ok(stream.into_fd())
 }
 
+/// A read that timed out (SO_RCVTIMEO) is the server not answering: named so.
+fn no_reply(e: RedisError, endpoint: &Endpoint, setup: &Setup) -> RedisError {
+    match (e, setup.timeout) {
+        (RedisError::Io(io), Some(waited))
+            if matches!(
+                io.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+            ) =>
+        {
+            RedisError::NoReply {
+                endpoint: endpoint.to_string(),
+                waited,
+            }
+        }
+        (e, _) => e,
+    }
+}
+
 trait Stream: Read + Write {
     fn set_nonblocking(&self) -> io::Result<()>;
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()>;
     fn into_fd(self: Box<Self>) -> OwnedFd;
 }
 
 impl Stream for TcpStream {
     fn set_nonblocking(&self) -> io::Result<()> {
         TcpStream::set_nonblocking(self, true)
+    }
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        TcpStream::set_read_timeout(self, timeout.filter(|t| !t.is_zero()))
     }
     fn into_fd(self: Box<Self>) -> OwnedFd {
         OwnedFd::from(*self)
@@ -182,6 +223,9 @@ impl Stream for TcpStream {
 impl Stream for UnixStream {
     fn set_nonblocking(&self) -> io::Result<()> {
         UnixStream::set_nonblocking(self, true)
+    }
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        UnixStream::set_read_timeout(self, timeout.filter(|t| !t.is_zero()))
     }
     fn into_fd(self: Box<Self>) -> OwnedFd {
         OwnedFd::from(*self)
@@ -222,7 +266,7 @@ pub fn query(endpoint: &Endpoint, setup: &Setup, args: &[&str]) -> Result<Vec<St
     let mut stream = std::fs::File::from(fd);
     set_blocking(stream.as_raw_fd());
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let frame = roundtrip(&mut stream, &args)?;
+    let frame = roundtrip(&mut stream, &args).map_err(|e| no_reply(e, endpoint, setup))?;
     Ok(strings(&frame))
 }
 
@@ -463,6 +507,7 @@ mod tests {
             db: Some(3),
             resp3: true,
             tracking: true,
+            timeout: None,
         };
         let names: Vec<_> = s.commands().iter().map(|c| c.0).collect();
         assert_eq!(names, ["AUTH", "CLIENT TRACKING", "SELECT", "HELLO 3"]);
@@ -484,5 +529,41 @@ mod tests {
         let e = connect(&ep, &Setup::default()).unwrap_err().to_string();
         assert!(e.contains(&format!("127.0.0.1:{port}")), "{e}");
         assert!(e.contains("is redis-server running"), "{e}");
+    }
+
+    #[test]
+    fn a_silent_server_is_given_up_on_after_the_timeout() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let ep = Endpoint::Tcp {
+            host: "127.0.0.1".into(),
+            port,
+        };
+        let setup = Setup {
+            password: Some("pw".into()),
+            timeout: Some(Duration::from_millis(200)),
+            ..Setup::default()
+        };
+        // The backlog accepts the connection; nobody ever reads or answers.
+        let started = std::time::Instant::now();
+        let e = connect(&ep, &setup).unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(matches!(e, RedisError::NoReply { .. }), "{e:?}");
+        let text = e.to_string();
+        assert!(
+            text.contains(&format!("no reply from 127.0.0.1:{port} within 0.2 s")),
+            "{text}"
+        );
+        let e = query(
+            &ep,
+            &Setup {
+                password: None,
+                ..setup
+            },
+            &["PING"],
+        )
+        .unwrap_err();
+        assert!(matches!(e, RedisError::NoReply { .. }), "{e:?}");
+        drop(listener);
     }
 }

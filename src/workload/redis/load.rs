@@ -20,6 +20,7 @@ use super::poll::{self, Epoll, Timer};
 use super::template::{self, Template};
 use crate::measure::histogram::{Histogram, Layout};
 use crate::measure::rng::Xoroshiro128Plus;
+use crate::workload::observe::{Observer, Progress};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -120,7 +121,7 @@ pub struct Measured {
 }
 
 impl Measured {
-    fn new(commands: usize, seconds: usize) -> Self {
+    pub fn new(commands: usize, seconds: usize) -> Self {
         Self {
             corrected: Histogram::new(Layout::NATIVE),
             uncorrected: Histogram::new(Layout::NATIVE),
@@ -172,17 +173,27 @@ pub struct LoadResult {
     pub elapsed: Duration,
     pub error: Option<RedisError>,
     pub interrupted: bool,
+    /// The run went its course and not one measured request was answered (`error`
+    /// says why): there is nothing to report.
+    pub measured_nothing: bool,
 }
 
-/// Live counters for a progress display: replies so far (all threads).
-#[derive(Debug, Default)]
-pub struct Live {
-    pub replies: AtomicU64,
-}
-
+/// What the workers and the watching thread share.
+#[derive(Default)]
 struct Shared {
+    /// Ctrl-C, the observer or another thread's error: everyone stops.
     stop: AtomicBool,
+    /// Replies so far over all threads (the observer's progress).
+    replies: AtomicU64,
     error: Mutex<Option<RedisError>>,
+}
+
+impl Shared {
+    fn fail(&self, e: RedisError) {
+        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert(e);
+        self.stop.store(true, Ordering::Relaxed);
+    }
 }
 
 /// One socket of a connection: to the server, or to one master of a cluster.
@@ -205,76 +216,89 @@ struct Conn {
     interval: u64,
 }
 
-pub fn run(spec: &LoadSpec, live: &Live) -> Result<LoadResult, RedisError> {
+impl LoadSpec {
+    /// Event-loop threads: as asked, at most one per connection.
+    fn worker_threads(&self) -> usize {
+        self.threads.clamp(1, self.connections.max(1))
+    }
+
+    /// Every connection's sockets, opened before anything is timed, by thread.
+    fn open_connections(&self, threads: usize) -> Result<Vec<Vec<Vec<OwnedFd>>>, RedisError> {
+        let endpoints = self.endpoints();
+        let mut per_thread: Vec<Vec<Vec<OwnedFd>>> = (0..threads).map(|_| Vec::new()).collect();
+        for i in 0..self.connections {
+            let fds = endpoints
+                .iter()
+                .map(|e| conn::connect(e, &self.setup))
+                .collect::<Result<Vec<_>, _>>()?;
+            per_thread[i % threads].push(fds);
+            if i % 64 == 63 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        Ok(per_thread)
+    }
+
+    /// The server, or the masters, for messages.
+    fn peer(&self) -> String {
+        self.endpoints()
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Runs the load. The observer is called from the calling thread: progress (time
+/// since the load began, warm-up included, and replies so far) about ten times a
+/// second, and asked whether to stop. A run in which the server answered nothing
+/// ends with `error` set ([`RedisError::NoReply`]): it measured nothing.
+pub fn run(spec: &LoadSpec, observer: &dyn Observer) -> Result<LoadResult, RedisError> {
     let templates: Vec<Template> = spec
         .mix
         .iter()
         .map(|m| Template::parse(&m.command).map_err(|e| RedisError::Other(e.to_string())))
         .collect::<Result<_, _>>()?;
-    let threads = spec.threads.clamp(1, spec.connections.max(1));
-    let endpoints = spec.endpoints();
-    let mut per_thread: Vec<Vec<Vec<OwnedFd>>> = (0..threads).map(|_| Vec::new()).collect();
-    for i in 0..spec.connections {
-        let fds = endpoints
-            .iter()
-            .map(|e| conn::connect(e, &spec.setup))
-            .collect::<Result<Vec<_>, _>>()?;
-        per_thread[i % threads].push(fds);
-        if i % 64 == 63 {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-    let shared = Shared {
-        stop: AtomicBool::new(false),
-        error: Mutex::new(None),
-    };
+    let threads = spec.worker_threads();
+    let per_thread = spec.open_connections(threads)?;
+    let shared = Shared::default();
     let seconds = spec.duration.as_secs() as usize + 2;
     let mut total = Measured::new(templates.len(), seconds);
     // A common start a little ahead, so every thread's schedule begins together.
     let t0 = poll::now_ns() + 5_000_000;
-    std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        for (t, fds) in per_thread.into_iter().enumerate() {
-            let shared = &shared;
-            let templates = &templates;
-            handles.push(scope.spawn(move || {
-                let mut w = Worker::new(spec, templates, t, threads, t0, live);
-                if let Err(e) = w.run(fds, t) {
-                    let mut slot = shared.error.lock().unwrap_or_else(|p| p.into_inner());
-                    slot.get_or_insert(e);
-                    shared.stop.store(true, Ordering::Relaxed);
-                }
-                w.measured
-            }));
-        }
-        // Ctrl-C or another thread's error stops everyone.
-        loop {
-            if crate::measure::stop_requested() {
-                shared.stop.store(true, Ordering::Relaxed);
-            }
-            if handles.iter().all(|h| h.is_finished()) {
-                break;
-            }
-            if shared.stop.load(Ordering::Relaxed) {
-                GLOBAL_STOP.store(true, Ordering::Relaxed);
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
+    let interrupted = std::thread::scope(|scope| {
+        let handles: Vec<_> = per_thread
+            .into_iter()
+            .enumerate()
+            .map(|(t, fds)| {
+                let (shared, templates) = (&shared, &templates);
+                scope.spawn(move || {
+                    let mut w = Worker::new(spec, templates, t, threads, t0, shared);
+                    if let Err(e) = w.run(fds, t) {
+                        shared.fail(e);
+                    }
+                    w.measured
+                })
+            })
+            .collect();
+        let interrupted = watch(&shared, &handles, observer, t0);
         for h in handles {
             if let Ok(m) = h.join() {
                 total.merge(&m);
             }
         }
+        interrupted
     });
-    GLOBAL_STOP.store(false, Ordering::Relaxed);
     let measure_from = t0 + spec.warmup.as_nanos() as u64;
     let ended = poll::now_ns().min(measure_from + spec.duration.as_nanos() as u64);
-    let error = shared
-        .error
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take();
-    let interrupted = crate::measure::stop_requested();
+    let mut error = shared.error.into_inner().unwrap_or_else(|p| p.into_inner());
+    let measured_nothing = error.is_none() && !interrupted && total.count() == 0;
+    if measured_nothing {
+        error = Some(nothing_measured(
+            spec,
+            shared.replies.load(Ordering::Relaxed),
+        ));
+    }
     let elapsed = if error.is_some() || interrupted {
         Duration::from_nanos(ended.saturating_sub(measure_from))
     } else {
@@ -285,11 +309,52 @@ pub fn run(spec: &LoadSpec, live: &Live) -> Result<LoadResult, RedisError> {
         elapsed,
         error,
         interrupted,
+        measured_nothing,
     })
 }
 
-/// Set by the coordinating thread when any worker failed or Ctrl-C came.
-static GLOBAL_STOP: AtomicBool = AtomicBool::new(false);
+/// Why a run that ended normally measured nothing.
+fn nothing_measured(spec: &LoadSpec, replies: u64) -> RedisError {
+    if replies == 0 {
+        return RedisError::NoReply {
+            endpoint: spec.peer(),
+            waited: spec.warmup + spec.duration + DRAIN,
+        };
+    }
+    RedisError::Other(format!(
+        "{} answered {replies} request(s), none of them due in the measured {}: nothing was measured",
+        spec.peer(),
+        crate::units::format_duration(spec.duration)
+    ))
+}
+
+/// The calling thread while the workers run: progress and stop requests. True when
+/// the observer asked to stop.
+fn watch<T>(
+    shared: &Shared,
+    handles: &[std::thread::ScopedJoinHandle<'_, T>],
+    observer: &dyn Observer,
+    t0: u64,
+) -> bool {
+    let mut asked = false;
+    let mut next_progress = 0u64;
+    while !handles.iter().all(|h| h.is_finished()) {
+        if !asked && observer.stop_requested() {
+            asked = true;
+            shared.stop.store(true, Ordering::Relaxed);
+        }
+        let now = poll::now_ns();
+        if now >= next_progress {
+            observer.progress(&Progress::at(
+                Duration::from_nanos(now.saturating_sub(t0)),
+                shared.replies.load(Ordering::Relaxed),
+            ));
+            next_progress = now + 100_000_000;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    asked
+}
 
 struct Worker<'a> {
     spec: &'a LoadSpec,
@@ -305,11 +370,23 @@ struct Worker<'a> {
     measure_from: u64,
     end: u64,
     t0: u64,
-    live: &'a Live,
+    shared: &'a Shared,
     measured: Measured,
     /// Cluster mode: the master (socket index) that owns each slot, as this thread
     /// knows it.
     owners: Option<Vec<Option<u16>>>,
+}
+
+/// One thread's event loop: its connections, epoll set and schedule timer.
+struct Loop {
+    conns: Vec<Conn>,
+    epoll: Epoll,
+    timer: Timer,
+    /// When the timer is set to fire (u64::MAX: not set).
+    armed: u64,
+    /// Closed loop: every window was filled once (replies refill them afterwards).
+    filled: bool,
+    ready: Vec<(u64, u32)>,
 }
 
 impl<'a> Worker<'a> {
@@ -319,7 +396,7 @@ impl<'a> Worker<'a> {
         thread: usize,
         threads: usize,
         t0: u64,
-        live: &'a Live,
+        shared: &'a Shared,
     ) -> Self {
         let mut acc = 0;
         let cumulative = spec
@@ -356,24 +433,35 @@ impl<'a> Worker<'a> {
             measure_from,
             end: measure_from + spec.duration.as_nanos() as u64,
             t0,
-            live,
+            shared,
             measured: Measured::new(templates.len(), spec.duration.as_secs() as usize + 2),
             owners: spec.cluster.as_ref().map(|c| c.owners()),
         }
     }
 
     fn stopping(&self) -> bool {
-        GLOBAL_STOP.load(Ordering::Relaxed) || crate::measure::stop_requested()
+        self.shared.stop.load(Ordering::Relaxed)
     }
 
     fn run(&mut self, fds: Vec<Vec<OwnedFd>>, thread: usize) -> Result<(), RedisError> {
+        let mut lp = self.open(fds, thread)?;
+        while poll::now_ns() < self.t0 {
+            std::hint::spin_loop();
+        }
+        while self.step(&mut lp)? {}
+        self.account_unfinished(&lp.conns);
+        Ok(())
+    }
+
+    /// Registers the thread's sockets and sets each connection's schedule.
+    fn open(&self, fds: Vec<Vec<OwnedFd>>, thread: usize) -> Result<Loop, RedisError> {
         let sockets: usize = fds.iter().map(Vec::len).sum();
-        let mut epoll = Epoll::new(sockets + 1).map_err(RedisError::Io)?;
+        let epoll = Epoll::new(sockets + 1).map_err(RedisError::Io)?;
         let timer = Timer::new().map_err(RedisError::Io)?;
         epoll
             .add(timer.fd(), TIMER_TOKEN, poll::READ)
             .map_err(RedisError::Io)?;
-        let threads = self.spec.threads.clamp(1, self.spec.connections.max(1));
+        let threads = self.spec.worker_threads();
         let mut conns: Vec<Conn> = Vec::with_capacity(fds.len());
         for (i, conn_fds) in fds.into_iter().enumerate() {
             let mut socks = Vec::with_capacity(conn_fds.len());
@@ -391,17 +479,7 @@ impl<'a> Worker<'a> {
                 });
             }
             // Global connection number, to spread due times evenly over all of them.
-            let global = (i * threads + thread) as u64;
-            let (next_due, interval) = match self.spec.rate {
-                Some(rate) => {
-                    let gap = 1e9 / rate;
-                    (
-                        self.t0 + (global as f64 * gap) as u64,
-                        (gap * self.spec.connections as f64) as u64,
-                    )
-                }
-                None => (0, 0),
-            };
+            let (next_due, interval) = self.schedule((i * threads + thread) as u64);
             conns.push(Conn {
                 socks,
                 in_flight: 0,
@@ -409,82 +487,121 @@ impl<'a> Worker<'a> {
                 interval: interval.max(1),
             });
         }
-        while poll::now_ns() < self.t0 {
-            std::hint::spin_loop();
+        let ready = Vec::with_capacity(conns.len() + 1);
+        Ok(Loop {
+            conns,
+            epoll,
+            timer,
+            armed: u64::MAX,
+            filled: false,
+            ready,
+        })
+    }
+
+    /// Open loop: (first due time, interval) of connection number `global`.
+    fn schedule(&self, global: u64) -> (u64, u64) {
+        match self.spec.rate {
+            Some(rate) => {
+                let gap = 1e9 / rate;
+                (
+                    self.t0 + (global as f64 * gap) as u64,
+                    (gap * self.spec.connections as f64) as u64,
+                )
+            }
+            None => (0, 0),
         }
-        let open_loop = self.spec.rate.is_some();
-        let mut armed = u64::MAX;
-        let mut first = true;
-        let mut ready: Vec<(u64, u32)> = Vec::with_capacity(conns.len() + 1);
-        loop {
-            let now = poll::now_ns();
-            let sending = now < self.end && !self.stopping();
-            if !sending {
-                let waiting = conns.iter().any(|c| c.in_flight > 0);
-                if self.stopping() || !waiting || now >= self.end + DRAIN.as_nanos() as u64 {
-                    break;
-                }
-            }
-            let mut timeout_ms = 50;
-            if sending {
-                let mut wake = u64::MAX;
-                if open_loop {
-                    for (i, c) in conns.iter_mut().enumerate() {
-                        self.send_due(c, now)?;
-                        if c.in_flight < self.spec.pipeline && c.next_due < self.end {
-                            wake = wake.min(c.next_due);
-                        }
-                        self.flush(c, &epoll, i)?;
-                    }
-                } else if first {
-                    // Afterwards a closed loop refills a connection when its replies arrive.
-                    for (i, c) in conns.iter_mut().enumerate() {
-                        self.fill(c, now)?;
-                        self.flush(c, &epoll, i)?;
-                    }
-                    first = false;
-                }
-                if open_loop && wake != u64::MAX && wake != armed {
-                    timer.arm_at(wake).map_err(RedisError::Io)?;
-                    armed = wake;
-                }
-                timeout_ms = ((self.end.saturating_sub(now)) / 1_000_000).clamp(1, 50) as i32;
-            }
-            ready.clear();
-            ready.extend(
-                epoll
-                    .wait(timeout_ms)
-                    .map_err(RedisError::Io)?
-                    .iter()
-                    .map(|e| (e.u64, e.events)),
-            );
-            for &(token, events) in &ready {
-                if token == TIMER_TOKEN {
-                    timer.clear();
-                    armed = u64::MAX;
-                    continue;
-                }
-                let i = (token >> SOCK_BITS) as usize;
-                let s = (token & ((1 << SOCK_BITS) - 1)) as usize;
-                if events & poll::WRITE != 0 {
-                    flush_sock(&mut conns[i].socks[s], &epoll, token)
-                        .map_err(|e| self.at_node(s, e))?;
-                }
-                if events & !poll::WRITE != 0 {
-                    let c = &mut conns[i];
-                    self.on_readable(c, s)?;
-                    if !open_loop && !self.stopping() && poll::now_ns() < self.end {
-                        self.fill(c, 0)?;
-                        self.flush(c, &epoll, i)?;
-                    }
-                }
-            }
-        }
-        // What was due and never written, or written and never answered: an open
-        // loop counts them with the wait they had so far (a lower bound), so a stall
-        // at the end cannot hide.
+    }
+
+    /// One turn of the loop: send what is due, wait for events, handle them. False
+    /// when the run is over (time, drain, or a stop).
+    fn step(&mut self, lp: &mut Loop) -> Result<bool, RedisError> {
         let now = poll::now_ns();
-        for c in &conns {
+        let sending = now < self.end && !self.stopping();
+        if !sending {
+            let waiting = lp.conns.iter().any(|c| c.in_flight > 0);
+            if self.stopping() || !waiting || now >= self.end + DRAIN.as_nanos() as u64 {
+                return Ok(false);
+            }
+        }
+        let mut timeout_ms = 50;
+        if sending {
+            self.send(lp, now)?;
+            timeout_ms = ((self.end.saturating_sub(now)) / 1_000_000).clamp(1, 50) as i32;
+        }
+        self.dispatch(lp, timeout_ms)?;
+        Ok(true)
+    }
+
+    /// Open loop: what is due, and the timer for the next due time. Closed loop: the
+    /// first fill of every window.
+    fn send(&mut self, lp: &mut Loop, now: u64) -> Result<(), RedisError> {
+        if self.spec.rate.is_some() {
+            let mut wake = u64::MAX;
+            for (i, c) in lp.conns.iter_mut().enumerate() {
+                self.send_due(c, now)?;
+                if c.in_flight < self.spec.pipeline && c.next_due < self.end {
+                    wake = wake.min(c.next_due);
+                }
+                self.flush(c, &lp.epoll, i)?;
+            }
+            if wake != u64::MAX && wake != lp.armed {
+                lp.timer.arm_at(wake).map_err(RedisError::Io)?;
+                lp.armed = wake;
+            }
+        } else if !lp.filled {
+            for (i, c) in lp.conns.iter_mut().enumerate() {
+                self.fill(c, now)?;
+                self.flush(c, &lp.epoll, i)?;
+            }
+            lp.filled = true;
+        }
+        Ok(())
+    }
+
+    /// Waits up to `timeout_ms` and handles what became ready.
+    fn dispatch(&mut self, lp: &mut Loop, timeout_ms: i32) -> Result<(), RedisError> {
+        let mut ready = std::mem::take(&mut lp.ready);
+        ready.clear();
+        ready.extend(
+            lp.epoll
+                .wait(timeout_ms)
+                .map_err(RedisError::Io)?
+                .iter()
+                .map(|e| (e.u64, e.events)),
+        );
+        let open_loop = self.spec.rate.is_some();
+        for &(token, events) in &ready {
+            if token == TIMER_TOKEN {
+                lp.timer.clear();
+                lp.armed = u64::MAX;
+                continue;
+            }
+            let i = (token >> SOCK_BITS) as usize;
+            let s = (token & ((1 << SOCK_BITS) - 1)) as usize;
+            if events & poll::WRITE != 0 {
+                flush_sock(&mut lp.conns[i].socks[s], &lp.epoll, token)
+                    .map_err(|e| self.at_node(s, e))?;
+            }
+            if events & !poll::WRITE != 0 {
+                let c = &mut lp.conns[i];
+                self.on_readable(c, s)?;
+                if !open_loop && !self.stopping() && poll::now_ns() < self.end {
+                    self.fill(c, 0)?;
+                    self.flush(c, &lp.epoll, i)?;
+                }
+            }
+        }
+        lp.ready = ready;
+        Ok(())
+    }
+
+    /// What was due and never written, or written and never answered: an open loop
+    /// counts them with the wait they had so far (a lower bound), so a stall at the
+    /// end cannot hide.
+    fn account_unfinished(&mut self, conns: &[Conn]) {
+        let now = poll::now_ns();
+        let open_loop = self.spec.rate.is_some();
+        for c in conns {
             self.measured.unanswered += c.in_flight as u64;
             if open_loop && !self.stopping() {
                 for &(due, _, _) in c.socks.iter().flat_map(|s| &s.inflight) {
@@ -500,7 +617,6 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        Ok(())
     }
 
     #[inline]
@@ -630,7 +746,7 @@ impl<'a> Worker<'a> {
             });
         self.scratch = scratch;
         if replies > 0 {
-            self.live.replies.fetch_add(replies, Ordering::Relaxed);
+            self.shared.replies.fetch_add(replies, Ordering::Relaxed);
         }
         let closed = pumped.map_err(|e| self.at_node(s, e))? == Pump::Closed;
         if closed {

@@ -17,6 +17,7 @@ use super::keys::GlibcRandom;
 use super::poll::{self, Epoll};
 use crate::measure::hdr::HdrHistogram;
 use crate::measure::rng::Xoroshiro128Plus;
+use crate::workload::observe::{Observer, Progress, Snapshot};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,11 +30,17 @@ pub const TAG_PLACEHOLDER: &[u8] = b"{tag}";
 #[derive(Debug, Clone)]
 pub struct LockstepSpec {
     pub endpoint: Endpoint,
+    /// The handshake, and `setup.timeout`: how long the run waits without a single
+    /// reply before it gives up (None waits forever).
     pub setup: Setup,
     pub clients: usize,
     /// Event-loop threads (>= 1).
     pub threads: usize,
+    /// The request budget shared by all clients (`-n`).
     pub requests: u64,
+    /// A time bound instead (a soak slice): no batch starts after this long, those in
+    /// flight are finished and counted. Give a budget no run can spend with it.
+    pub duration: Option<Duration>,
     pub pipeline: usize,
     pub keepalive: bool,
     /// One command as sent (RESP or inline).
@@ -47,6 +54,9 @@ pub struct LockstepSpec {
     /// only where the layout came from).
     pub cluster: Option<Arc<ClusterRoutes>>,
 }
+
+/// A budget no time-bound run reaches, with room to overshoot without overflow.
+pub const UNBOUNDED: u64 = u64::MAX / 4;
 
 impl LockstepSpec {
     /// Where client `i` connects.
@@ -67,6 +77,73 @@ impl LockstepSpec {
             },
             (None, e) => e,
         }
+    }
+
+    /// The server, or the masters, for messages.
+    fn peer(&self) -> String {
+        match &self.cluster {
+            Some(c) => c
+                .masters
+                .iter()
+                .map(|m| m.endpoint.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            None => self.endpoint.to_string(),
+        }
+    }
+
+    /// `pipeline` copies of the command, and where their placeholders are.
+    fn batch(&self) -> (Vec<u8>, Vec<usize>, Vec<usize>) {
+        let batch = self.command.repeat(self.pipeline);
+        let find = |pattern: &[u8]| -> Vec<usize> {
+            batch
+                .windows(pattern.len())
+                .enumerate()
+                .filter(|(_, w)| *w == pattern)
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let rand_offsets = if self.keyspace.is_some() {
+            find(PLACEHOLDER)
+        } else {
+            Vec::new()
+        };
+        let tag_offsets = if self.cluster.is_some() {
+            find(TAG_PLACEHOLDER)
+        } else {
+            Vec::new()
+        };
+        (batch, rand_offsets, tag_offsets)
+    }
+
+    /// Opens every client (outside the timed part), spread over the threads.
+    fn open_clients(&self) -> Result<Vec<Vec<Client>>, RedisError> {
+        let (batch, rand_offsets, tag_offsets) = self.batch();
+        let nodes = self.cluster.as_ref().map_or(1, |c| c.masters.len().max(1));
+        let threads = self.threads.max(1);
+        let mut per_thread: Vec<Vec<Client>> = (0..threads).map(|_| Vec::new()).collect();
+        for i in 0..self.clients {
+            let node = i % nodes;
+            let fd = conn::connect(self.endpoint_of(node), &self.setup)?;
+            per_thread[i % threads].push(Client {
+                fd: Some(fd),
+                reader: ReplyReader::default(),
+                batch: batch.clone(),
+                rand_offsets: rand_offsets.clone(),
+                tag_offsets: tag_offsets.clone(),
+                node,
+                written: 0,
+                pending: 0,
+                start_ns: 0,
+                latency_us: None,
+                wants_write: false,
+            });
+            // The listen backlog is short: give the server a moment to accept each burst.
+            if i % 64 == 63 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        Ok(per_thread)
     }
 }
 
@@ -97,7 +174,18 @@ struct Shared {
     issued: AtomicU64,
     finished: AtomicU64,
     stop: AtomicBool,
+    /// The time bound passed: start no more batches.
+    closing: AtomicBool,
     error: Mutex<Option<RedisError>>,
+}
+
+impl Shared {
+    /// Keeps the first error and stops everyone.
+    fn fail(&self, e: RedisError) {
+        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert(e);
+        self.stop.store(true, Ordering::Relaxed);
+    }
 }
 
 /// Per-thread progress counters, written by their thread only.
@@ -125,138 +213,190 @@ struct Client {
 }
 
 /// Opens every client (outside the timed part), runs the batches on `threads` event
-/// loops and merges what they measured. `tick` is called from the calling thread.
-pub fn run(spec: &LockstepSpec, tick: &mut dyn FnMut(Tick)) -> Result<LockstepResult, RedisError> {
-    let mut batch = Vec::with_capacity(spec.command.len() * spec.pipeline);
-    for _ in 0..spec.pipeline {
-        batch.extend_from_slice(&spec.command);
-    }
-    let find = |pattern: &[u8]| -> Vec<usize> {
-        batch
-            .windows(pattern.len())
-            .enumerate()
-            .filter(|(_, w)| *w == pattern)
-            .map(|(i, _)| i)
-            .collect()
-    };
-    let rand_offsets = if spec.keyspace.is_some() {
-        find(PLACEHOLDER)
-    } else {
-        Vec::new()
-    };
-    let tag_offsets = if spec.cluster.is_some() {
-        find(TAG_PLACEHOLDER)
-    } else {
-        Vec::new()
-    };
-    let nodes = spec.cluster.as_ref().map_or(1, |c| c.masters.len().max(1));
-    let threads = spec.threads.max(1);
-    let mut per_thread: Vec<Vec<Client>> = (0..threads).map(|_| Vec::new()).collect();
-    for i in 0..spec.clients {
-        let node = i % nodes;
-        let fd = conn::connect(spec.endpoint_of(node), &spec.setup)?;
-        per_thread[i % threads].push(Client {
-            fd: Some(fd),
-            reader: ReplyReader::default(),
-            batch: batch.clone(),
-            rand_offsets: rand_offsets.clone(),
-            tag_offsets: tag_offsets.clone(),
-            node,
-            written: 0,
-            pending: 0,
-            start_ns: 0,
-            latency_us: None,
-            wants_write: false,
-        });
-        // The listen backlog is short: give the server a moment to accept each burst.
-        if i % 64 == 63 {
-            std::thread::sleep(Duration::from_millis(1));
+/// loops and merges what they measured. The observer is called from the calling
+/// thread: a `Snapshot::Redis` tick every 250 ms (redis-benchmark's live line),
+/// progress (replies so far) about ten times a second, and asked whether to stop.
+pub fn run(spec: &LockstepSpec, observer: &dyn Observer) -> Result<LockstepResult, RedisError> {
+    let clients = spec.open_clients()?;
+    Ok(Run::new(spec).execute(clients, observer))
+}
+
+/// One run: the shared counters, the clock, and the threads' histograms.
+struct Run<'a> {
+    spec: &'a LockstepSpec,
+    shared: Shared,
+    counters: Vec<ThreadCounters>,
+    /// Threads that have finished.
+    done: AtomicU64,
+    start: Instant,
+}
+
+const TICK: Duration = Duration::from_millis(250);
+const PROGRESS: Duration = Duration::from_millis(100);
+
+impl<'a> Run<'a> {
+    fn new(spec: &'a LockstepSpec) -> Self {
+        Run {
+            spec,
+            shared: Shared {
+                issued: AtomicU64::new(0),
+                finished: AtomicU64::new(0),
+                stop: AtomicBool::new(false),
+                closing: AtomicBool::new(false),
+                error: Mutex::new(None),
+            },
+            counters: (0..spec.threads.max(1))
+                .map(|_| ThreadCounters::default())
+                .collect(),
+            done: AtomicU64::new(0),
+            start: Instant::now(),
         }
     }
 
-    let shared = Arc::new(Shared {
-        issued: AtomicU64::new(0),
-        finished: AtomicU64::new(0),
-        stop: AtomicBool::new(false),
-        error: Mutex::new(None),
-    });
-    let counters: Vec<ThreadCounters> = (0..threads).map(|_| ThreadCounters::default()).collect();
-    let done = AtomicU64::new(0);
-    let start = Instant::now();
-    let mut histogram = HdrHistogram::redis_benchmark(spec.precision);
-
-    std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        for (t, clients) in per_thread.into_iter().enumerate() {
-            let shared = &shared;
-            let counters = &counters[t];
-            let done = &done;
-            handles.push(scope.spawn(move || {
-                let (generation, slots) =
-                    spec.cluster.as_ref().map(|c| c.slots()).unwrap_or_default();
-                let mut worker = Worker {
-                    spec,
-                    shared,
-                    counters,
-                    hist: HdrHistogram::redis_benchmark(spec.precision),
-                    rng: GlibcRandom::new(spec.seed.wrapping_add(t as u32)),
-                    slot_rng: Xoroshiro128Plus::seeded(u64::from(spec.seed) ^ ((t as u64) << 32)),
-                    generation,
-                    slots,
-                    scratch: vec![0u8; 64 * 1024],
-                };
-                if let Err(e) = worker.run(clients) {
-                    let mut slot = shared.error.lock().unwrap_or_else(|p| p.into_inner());
-                    slot.get_or_insert(e);
-                    shared.stop.store(true, Ordering::Relaxed);
+    fn execute(mut self, per_thread: Vec<Vec<Client>>, observer: &dyn Observer) -> LockstepResult {
+        self.start = Instant::now();
+        let mut histogram = HdrHistogram::redis_benchmark(self.spec.precision);
+        let mut interrupted = false;
+        std::thread::scope(|scope| {
+            let this = &self;
+            let handles: Vec<_> = per_thread
+                .into_iter()
+                .enumerate()
+                .map(|(t, clients)| scope.spawn(move || this.worker(t, clients)))
+                .collect();
+            interrupted = this.watch(observer);
+            for h in handles {
+                if let Ok(h) = h.join() {
+                    histogram.merge(&h);
                 }
-                done.fetch_add(1, Ordering::Release);
-                worker.hist
-            }));
-        }
-        let mut next_tick = Duration::ZERO;
-        while done.load(Ordering::Acquire) < threads as u64 {
-            if crate::measure::stop_requested() {
-                shared.stop.store(true, Ordering::Relaxed);
             }
-            let elapsed = start.elapsed();
+        });
+        let elapsed = self.start.elapsed();
+        let error = self
+            .shared
+            .error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        LockstepResult {
+            finished: self.finished(),
+            histogram,
+            elapsed_ms: elapsed.as_millis() as u64,
+            elapsed,
+            error,
+            interrupted,
+        }
+    }
+
+    fn finished(&self) -> u64 {
+        self.shared
+            .finished
+            .load(Ordering::Relaxed)
+            .min(self.spec.requests)
+    }
+
+    /// One event-loop thread; returns what it recorded.
+    fn worker(&self, t: usize, clients: Vec<Client>) -> HdrHistogram {
+        let spec = self.spec;
+        let (generation, slots) = spec.cluster.as_ref().map(|c| c.slots()).unwrap_or_default();
+        let mut worker = Worker {
+            spec,
+            shared: &self.shared,
+            counters: &self.counters[t],
+            hist: HdrHistogram::redis_benchmark(spec.precision),
+            rng: GlibcRandom::new(spec.seed.wrapping_add(t as u32)),
+            slot_rng: Xoroshiro128Plus::seeded(u64::from(spec.seed) ^ ((t as u64) << 32)),
+            generation,
+            slots,
+            scratch: vec![0u8; 64 * 1024],
+        };
+        if let Err(e) = worker.run(clients) {
+            self.shared.fail(e);
+        }
+        self.done.fetch_add(1, Ordering::Release);
+        worker.hist
+    }
+
+    /// The calling thread while the workers run: ticks, progress, the time bound, a
+    /// server that stopped answering, stop requests. True when asked to stop.
+    fn watch(&self, observer: &dyn Observer) -> bool {
+        let threads = self.counters.len() as u64;
+        let mut next_tick = Duration::ZERO;
+        let mut next_progress = Duration::ZERO;
+        let mut stall = Stall::default();
+        let mut asked = false;
+        while self.done.load(Ordering::Acquire) < threads {
+            if !asked && observer.stop_requested() {
+                asked = true;
+                self.shared.stop.store(true, Ordering::Relaxed);
+            }
+            let elapsed = self.start.elapsed();
+            if self.spec.duration.is_some_and(|d| elapsed >= d) {
+                self.shared.closing.store(true, Ordering::Relaxed);
+            }
+            let finished = self.finished();
             if elapsed >= next_tick {
-                let (sum, count) = counters.iter().fold((0, 0), |(s, c), t| {
-                    (
-                        s + t.latency_sum_us.load(Ordering::Relaxed),
-                        c + t.latency_count.load(Ordering::Relaxed),
-                    )
+                observer.snapshot(&Snapshot::Redis(&self.tick(elapsed, finished)));
+                next_tick += TICK;
+            }
+            if elapsed >= next_progress {
+                observer.progress(&Progress::at(elapsed, finished));
+                next_progress += PROGRESS;
+            }
+            if let Some(waited) = stall.check(finished, elapsed, self.spec.setup.timeout) {
+                self.shared.fail(RedisError::NoReply {
+                    endpoint: self.spec.peer(),
+                    waited,
                 });
-                tick(Tick {
-                    elapsed,
-                    finished: shared.finished.load(Ordering::Relaxed).min(spec.requests),
-                    latency_sum_us: sum,
-                    latency_count: count,
-                });
-                next_tick += Duration::from_millis(250);
             }
             std::thread::sleep(Duration::from_millis(2).min(next_tick.saturating_sub(elapsed)));
         }
-        for h in handles {
-            if let Ok(h) = h.join() {
-                histogram.merge(&h);
-            }
+        asked
+    }
+
+    fn tick(&self, elapsed: Duration, finished: u64) -> Tick {
+        let (sum, count) = self.counters.iter().fold((0, 0), |(s, c), t| {
+            (
+                s + t.latency_sum_us.load(Ordering::Relaxed),
+                c + t.latency_count.load(Ordering::Relaxed),
+            )
+        });
+        Tick {
+            elapsed,
+            finished,
+            latency_sum_us: sum,
+            latency_count: count,
         }
-    });
-    let elapsed = start.elapsed();
-    let error = shared
-        .error
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take();
-    Ok(LockstepResult {
-        finished: shared.finished.load(Ordering::Relaxed).min(spec.requests),
-        histogram,
-        elapsed_ms: elapsed.as_millis() as u64,
-        elapsed,
-        error,
-        interrupted: crate::measure::stop_requested(),
-    })
+    }
+}
+
+/// Watches for a run that gets no reply at all for the setup's timeout.
+#[derive(Default)]
+struct Stall {
+    last: u64,
+    since: Duration,
+    reported: bool,
+}
+
+impl Stall {
+    /// Some(timeout) once, when nothing was answered for that long.
+    fn check(
+        &mut self,
+        finished: u64,
+        now: Duration,
+        timeout: Option<Duration>,
+    ) -> Option<Duration> {
+        let timeout = timeout.filter(|t| !t.is_zero())?;
+        if finished != self.last {
+            (self.last, self.since) = (finished, now);
+            return None;
+        }
+        if self.reported || now.saturating_sub(self.since) < timeout {
+            return None;
+        }
+        self.reported = true;
+        Some(timeout)
+    }
 }
 
 struct Worker<'a> {
@@ -333,7 +473,9 @@ impl Worker<'_> {
         token: usize,
     ) -> Result<bool, RedisError> {
         let p = self.spec.pipeline as u64;
-        if self.shared.issued.fetch_add(p, Ordering::Relaxed) >= self.spec.requests {
+        if self.shared.closing.load(Ordering::Relaxed)
+            || self.shared.issued.fetch_add(p, Ordering::Relaxed) >= self.spec.requests
+        {
             if let Some(fd) = c.fd.take() {
                 let _ = epoll.delete(fd.as_raw_fd());
             }
@@ -492,5 +634,25 @@ impl Worker<'_> {
             c.batch[off + 1..off + 4].copy_from_slice(&tag);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stall_is_reported_once_after_the_timeout() {
+        let ms = Duration::from_millis;
+        let mut s = Stall::default();
+        let t = Some(ms(100));
+        assert_eq!(s.check(0, ms(50), t), None);
+        assert_eq!(s.check(5, ms(90), t), None, "replies reset the wait");
+        assert_eq!(s.check(5, ms(150), t), None);
+        assert_eq!(s.check(5, ms(190), t), Some(ms(100)));
+        assert_eq!(s.check(5, ms(400), t), None, "once");
+        let mut s = Stall::default();
+        assert_eq!(s.check(0, ms(10_000), None), None, "no timeout, no stall");
+        assert_eq!(s.check(0, ms(10_000), Some(Duration::ZERO)), None);
     }
 }

@@ -17,8 +17,8 @@ pub mod program;
 pub mod shell;
 pub mod whetstone;
 
-use crate::measure::stop_requested;
 use crate::workload::SpecError;
+use crate::workload::observe::{Observer, Progress, Snapshot};
 use catalogue::{Repeat, Test};
 use environment::Environment;
 use index::{CopyReport, Index, Pass, Score};
@@ -26,6 +26,7 @@ use serde::Serialize;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 use thiserror::Error;
 
@@ -134,6 +135,9 @@ pub struct CopiesResult {
     pub copies: usize,
     #[serde(with = "unix_seconds")]
     pub started: SystemTime,
+    /// `started` in RFC 3339, UTC (the outcome's `started_at`).
+    #[serde(skip)]
+    pub started_at: String,
     #[serde(with = "unix_seconds")]
     pub ended: SystemTime,
     pub tests: Vec<TestResult>,
@@ -174,16 +178,21 @@ pub enum RunError {
     },
 }
 
-/// What a front end sees while the suite runs (UnixBench prints `1 x Test  1 2 3…`).
-pub trait Watch {
-    fn test_started(&self, _test: &Test, _copies: usize, _passes: u32) {}
-    fn pass_started(&self, _test: &Test, _pass: u32) {}
-    fn test_finished(&self, _result: &TestResult) {}
+/// What the suite tells its observer as it goes (`Snapshot::Suite`); UnixBench's
+/// `Run` prints `1 x Dhrystone 2 using register variables  1 2 3 …` from these.
+#[derive(Debug)]
+pub enum SuiteEvent<'a> {
+    /// A test begins at a copy count, with this many passes to run.
+    TestStarted {
+        test: &'a Test,
+        copies: usize,
+        passes: u32,
+    },
+    /// Pass `pass` (from 1) of a test begins.
+    PassStarted { test: &'a Test, pass: u32 },
+    /// A test's passes are done (or it was stopped).
+    TestFinished(&'a TestResult),
 }
-
-/// Watches nothing.
-pub struct Quiet;
-impl Watch for Quiet {}
 
 /// The working directory: the shell test's scripts and input, and `tmp/` for the file
 /// tests. Removed when dropped.
@@ -217,29 +226,85 @@ impl Drop for WorkDir {
     }
 }
 
-/// Runs the tests once per copy count.
-pub fn run(spec: &UnixbenchSpec, watch: &dyn Watch) -> Result<SuiteResult, RunError> {
+/// Runs the tests once per copy count. The observer gets each test's and pass's
+/// start and each test's end as `Snapshot::Suite`, progress (passes finished, the
+/// copy count's position as the phase) about ten times a second, and is asked
+/// whether to stop between passes.
+pub fn run(spec: &UnixbenchSpec, observer: &dyn Observer) -> Result<SuiteResult, RunError> {
     spec.validate()?;
-    let work = WorkDir::create(&spec.dir)?;
-    let tests: Vec<Test> = spec
-        .tests
-        .iter()
-        .filter_map(|n| catalogue::by_name(n))
-        .collect();
-    let mut runs = Vec::new();
-    let mut interrupted = false;
-    for &copies in &spec.copies {
+    let suite = Suite {
+        spec,
+        observer,
+        work: WorkDir::create(&spec.dir)?,
+        clock: Instant::now(),
+        passes: AtomicU64::new(0),
+        phase: AtomicUsize::new(0),
+        over: AtomicBool::new(false),
+    };
+    std::thread::scope(|scope| {
+        scope.spawn(|| suite.report_progress());
+        let result = suite.run();
+        suite.over.store(true, Ordering::Relaxed);
+        result
+    })
+}
+
+/// One run of the suite.
+struct Suite<'a> {
+    spec: &'a UnixbenchSpec,
+    observer: &'a dyn Observer,
+    work: WorkDir,
+    clock: Instant,
+    /// Passes finished so far, over all copy counts.
+    passes: AtomicU64,
+    /// Which copy count is running (its index in the spec).
+    phase: AtomicUsize,
+    over: AtomicBool,
+}
+
+impl Suite<'_> {
+    fn run(&self) -> Result<SuiteResult, RunError> {
+        let tests: Vec<Test> = self
+            .spec
+            .tests
+            .iter()
+            .filter_map(|n| catalogue::by_name(n))
+            .collect();
+        let mut runs = Vec::new();
+        let mut interrupted = false;
+        for (phase, &copies) in self.spec.copies.iter().enumerate() {
+            self.phase.store(phase, Ordering::Relaxed);
+            let (run, stopped) = self.copies_run(&tests, copies)?;
+            runs.push(run);
+            interrupted |= stopped;
+            if interrupted {
+                break;
+            }
+        }
+        Ok(SuiteResult {
+            runs,
+            quick: self.spec.quick,
+            environment: Environment::detect(),
+            interrupted,
+        })
+    }
+
+    /// Every test at one copy count; true when stopped.
+    fn copies_run(&self, tests: &[Test], copies: usize) -> Result<(CopiesResult, bool), RunError> {
         let started = SystemTime::now();
+        let started_at = crate::host::now_rfc3339();
         let mut results = Vec::new();
         let mut skipped = Vec::new();
-        for test in &tests {
+        let mut interrupted = false;
+        for test in tests {
             if copies > MAX_COPIES {
                 skipped.push(test.name);
                 continue;
             }
-            let result = run_test(spec, test, copies, &work, watch)?;
-            watch.test_finished(&result);
-            interrupted |= stop_requested();
+            let result = self.run_test(test, copies)?;
+            self.observer
+                .snapshot(&Snapshot::Suite(&SuiteEvent::TestFinished(&result)));
+            interrupted |= self.observer.stop_requested();
             results.push(result);
             if interrupted {
                 break;
@@ -249,24 +314,75 @@ pub fn run(spec: &UnixbenchSpec, watch: &dyn Watch) -> Result<SuiteResult, RunEr
             .iter()
             .filter_map(|r| Some((r.test, r.score.as_ref()?.value)))
             .collect();
-        runs.push(CopiesResult {
+        let run = CopiesResult {
             copies,
             started,
+            started_at,
             ended: SystemTime::now(),
             index: index::index(&scores),
             tests: results,
             skipped,
-        });
-        if interrupted {
-            break;
+        };
+        Ok((run, interrupted))
+    }
+
+    fn run_test(&self, test: &Test, copies: usize) -> Result<TestResult, RunError> {
+        let spec = self.spec;
+        let passes = spec.passes(test);
+        self.observer
+            .snapshot(&Snapshot::Suite(&SuiteEvent::TestStarted {
+                test,
+                copies,
+                passes,
+            }));
+        let invocation = program::Invocation {
+            test: test.name,
+            seconds: spec.seconds(test),
+            quick: spec.quick,
+            dir: self.work.root.join("tmp"),
+        };
+        let mut done = Vec::new();
+        for pass in 1..=passes {
+            if self.observer.stop_requested() {
+                break;
+            }
+            if !spec.quick {
+                settle(self.observer);
+            }
+            self.observer
+                .snapshot(&Snapshot::Suite(&SuiteEvent::PassStarted { test, pass }));
+            let outcome = run_pass(&invocation, copies, &self.work.root);
+            self.passes.fetch_add(1, Ordering::Relaxed);
+            match outcome {
+                Ok(reports) => done.extend(Pass::from_copies(&reports)),
+                Err(_) if self.observer.stop_requested() => break,
+                Err(message) => {
+                    return Err(RunError::Test {
+                        test: test.name,
+                        message,
+                    });
+                }
+            }
+        }
+        Ok(TestResult {
+            test: *test,
+            score: index::combine(&done),
+            passes: done,
+        })
+    }
+
+    /// Progress about ten times a second until the suite is over (its programs run
+    /// as child processes, so the clock is what moves).
+    fn report_progress(&self) {
+        while !self.over.load(Ordering::Relaxed) {
+            self.observer.progress(&Progress {
+                elapsed: self.clock.elapsed(),
+                done: self.passes.load(Ordering::Relaxed),
+                phase: self.phase.load(Ordering::Relaxed),
+            });
+            std::thread::sleep(Duration::from_millis(100));
         }
     }
-    Ok(SuiteResult {
-        runs,
-        quick: spec.quick,
-        environment: Environment::detect(),
-        interrupted,
-    })
 }
 
 /// Results in the report's order (by label).
@@ -276,55 +392,13 @@ pub fn sorted(results: &[TestResult]) -> Vec<&TestResult> {
     v
 }
 
-fn run_test(
-    spec: &UnixbenchSpec,
-    test: &Test,
-    copies: usize,
-    work: &WorkDir,
-    watch: &dyn Watch,
-) -> Result<TestResult, RunError> {
-    let passes = spec.passes(test);
-    watch.test_started(test, copies, passes);
-    let invocation = program::Invocation {
-        test: test.name,
-        seconds: spec.seconds(test),
-        quick: spec.quick,
-        dir: work.root.join("tmp"),
-    };
-    let mut done = Vec::new();
-    for pass in 1..=passes {
-        if stop_requested() {
-            break;
-        }
-        if !spec.quick {
-            settle();
-        }
-        watch.pass_started(test, pass);
-        match run_pass(&invocation, copies, &work.root) {
-            Ok(reports) => done.extend(Pass::from_copies(&reports)),
-            Err(_) if stop_requested() => break,
-            Err(message) => {
-                return Err(RunError::Test {
-                    test: test.name,
-                    message,
-                });
-            }
-        }
-    }
-    Ok(TestResult {
-        test: *test,
-        score: index::combine(&done),
-        passes: done,
-    })
-}
-
 /// UnixBench's "attempt to flush buffers" before every pass: `sync; sleep 1; sync; sleep 2`.
-fn settle() {
+fn settle(observer: &dyn Observer) {
     for pause in [1, 2] {
         // SAFETY: sync(2) takes no arguments.
         unsafe { libc::sync() };
         let until = Instant::now() + Duration::from_secs(pause);
-        while Instant::now() < until && !stop_requested() {
+        while Instant::now() < until && !observer.stop_requested() {
             std::thread::sleep(Duration::from_millis(50));
         }
     }

@@ -19,7 +19,7 @@ use std::time::Duration;
                   disk, net or redis with their own options, after soak's options. Each slice \
                   runs it with its time option (--time; disk: --runtime) set to --duration. \
                   Or a peer's command line, as the guides give it: sysbench … run, fio JOBFILE, \
-                  iperf3 -c HOST, netperf -H HOST, ping HOST (after `--`, e.g. `hostbench soak \
+                  iperf3 -c HOST, netperf -H HOST, ping HOST, redis-benchmark … (after `--`, e.g. `hostbench soak \
                   --every 1h --for 24h --duration 10m -- fio seed.fio`); each slice runs it for \
                   --duration whatever its own time option says (fio: every job time-based). \
                   Default: `disk --tests mixed` in the current directory (4 KiB random, 70 % \

@@ -36,16 +36,19 @@ pub const WORKLOADS: [(&str, &str); 5] = [
 
 /// The personalities a soak can run: each applies the slice's length to its own time
 /// option (sysbench `--time`, fio `runtime` with `time_based`, iperf3 `-t`, netperf
-/// `-l`, ping's deadline). The others have none, or measure nothing on their own.
-pub const PERSONALITIES: [&str; 5] = ["sysbench", "fio", "iperf3", "netperf", "ping"];
+/// `-l`, ping's deadline; redis-benchmark shares the slice among its tests, each bound
+/// by time instead of `-n`). The others have none, or measure nothing on their own.
+pub const PERSONALITIES: [&str; 6] = [
+    "sysbench",
+    "fio",
+    "iperf3",
+    "netperf",
+    "ping",
+    "redis-benchmark",
+];
 
 /// Personalities a soak refuses: why, and what to soak instead.
-const UNSLICEABLE: [(&str, &str, &str); 4] = [
-    (
-        "redis-benchmark",
-        "it runs a request count (-n), not a time, so a slice cannot bound it",
-        "soak `redis` (the native command runs for a time)",
-    ),
+const UNSLICEABLE: [(&str, &str, &str); 3] = [
     (
         "unixbench",
         "its tests have fixed lengths of their own",
@@ -654,12 +657,11 @@ mod tests {
         let e = slicing(&w("iperf3 -s")).unwrap_err().to_string();
         assert!(e.contains("client"), "{e}");
         assert!(slicing(&w("fio")).is_err());
-        for name in [
-            "redis-benchmark -q",
-            "unixbench -c 1",
-            "dd if=/dev/zero of=x",
-            "netserver",
-        ] {
+        assert_eq!(
+            slicing(&w("redis-benchmark -q -t set")).unwrap(),
+            Slicing::Personality
+        );
+        for name in ["unixbench -c 1", "dd if=/dev/zero of=x", "netserver"] {
             let e = slicing(&w(name)).unwrap_err().to_string();
             assert!(e.contains("cannot slice"), "{e}");
         }

@@ -8,6 +8,10 @@
 //! failed slice, one with none yet). Outputs: `tests/golden/render/out/NAME`; a
 //! large one is kept as its length and SHA-256 only. `HOSTBENCH_BLESS=1` records
 //! them anew; a mismatch leaves the output in the target directory to diff.
+//!
+//! The goldens were recorded with the old free functions (`text::outcome`,
+//! `html::render_runs`, `compare_page::html`, `soak::text`, ...; see this file in
+//! the commit that added it); the same inputs now go through `report::render`.
 
 use hostbench::model::Outcome;
 use hostbench::store::StoredRun;
@@ -93,108 +97,138 @@ fn group(runs: &[StoredRun], p: &str, workload: Option<&str>) -> Group {
     }
 }
 
-fn expectation(outcomes: &[Outcome]) -> (serde_json::Value, String) {
-    let promise = hostbench::limits::promise("tencent:premium:100GiB").unwrap();
-    let checks = hostbench::limits::check(&promise, outcomes, 90.0);
-    let pass = checks.iter().all(|c| c.pass);
-    let json = serde_json::json!({
-        "promise": promise,
-        "threshold_percent": 90.0,
-        "checks": checks,
-        "pass": pass,
-    });
-    (json, hostbench::limits::render(&promise, &checks, 90.0))
-}
-
-mod old {
-    //! The renderers as they were called before the one interface.
+mod new {
+    //! Every output through the one interface: a `Document`, a `Format`, `render`.
     use super::*;
     use hostbench::report::{
-        compare as cmp, compare_page, csv, html, json, openmetrics, soak, text,
+        Compared, Document, Expectation, Format, Live, Outcomes, Runs, Soaked, SummaryTable,
+        render, renderer,
     };
 
+    fn r(format: Format, doc: &Document) -> String {
+        render(format, doc).unwrap()
+    }
+    /// The common layout of an outcome. A `net` outcome's document has net's own
+    /// layout (as `net`, `show` and `run` always printed it); the golden, recorded
+    /// with `text::outcome` for every outcome, has the common one for it too.
     pub fn outcome_text(o: &Outcome) -> String {
-        text::outcome(o)
+        let text = r(Format::Text, &Document::from(o));
+        if o.workload == "net" {
+            assert_eq!(text, hostbench::net::outcome::text(o));
+            return hostbench::report::text::outcome(o);
+        }
+        text
     }
     pub fn outcome_json(o: &Outcome) -> String {
-        json::outcome(o) + "\n"
+        r(Format::Json, &Document::from(o))
     }
-    pub fn run_document(outcomes: &[Outcome], expect: Option<serde_json::Value>) -> String {
-        json::document_with(outcomes, hostbench::suite::run::summarise(outcomes), expect) + "\n"
+    /// `run --json` (with `--expect`: the promise check too).
+    pub fn run_document(outcomes: &[Outcome], expect: bool) -> String {
+        let lines = hostbench::suite::run::summarise(outcomes);
+        let promise = hostbench::limits::promise("tencent:premium:100GiB").unwrap();
+        let doc = Document::Outcomes(Outcomes {
+            summary: Some(SummaryTable::areas("Summary".into(), &lines)),
+            expectation: expect.then(|| Expectation::new(&promise, outcomes, 90.0)),
+            ..Outcomes::new(outcomes)
+        });
+        r(Format::Json, &doc)
+    }
+    fn outcomes<'a>(title: &str, o: &'a [Outcome]) -> Document<'a> {
+        Document::Outcomes(Outcomes {
+            title: Some(title.to_string()),
+            ..Outcomes::new(o)
+        })
     }
     pub fn outcomes_html(title: &str, o: &[Outcome]) -> String {
-        html::render(title, o)
+        r(Format::Html, &outcomes(title, o))
     }
     pub fn outcomes_markdown(title: &str, o: &[Outcome]) -> String {
-        html::markdown(title, o)
+        r(Format::Markdown, &outcomes(title, o))
     }
     pub fn outcomes_openmetrics(o: &[Outcome]) -> String {
-        openmetrics::render(&[openmetrics::Source {
-            run: None,
-            labels: &Default::default(),
-            outcomes: o,
-        }])
+        r(Format::OpenMetrics, &outcomes("", o))
     }
-    pub fn runs_html(title: &str, r: &[StoredRun]) -> String {
-        html::render_runs(title, r)
+    fn runs<'a>(title: &str, runs: &'a [StoredRun]) -> Document<'a> {
+        Document::Runs(Runs {
+            runs,
+            title: Some(title.to_string()),
+        })
     }
-    pub fn runs_markdown(title: &str, r: &[StoredRun]) -> String {
-        html::markdown_runs(title, r)
+    pub fn runs_html(title: &str, set: &[StoredRun]) -> String {
+        r(Format::Html, &runs(title, set))
     }
-    pub fn runs_csv(r: &[StoredRun]) -> String {
-        csv::runs(r)
+    pub fn runs_markdown(title: &str, set: &[StoredRun]) -> String {
+        r(Format::Markdown, &runs(title, set))
     }
-    pub fn runs_openmetrics(r: &[StoredRun]) -> String {
-        openmetrics::runs(r)
+    pub fn runs_csv(set: &[StoredRun]) -> String {
+        r(Format::Csv, &runs("", set))
+    }
+    pub fn runs_openmetrics(set: &[StoredRun]) -> String {
+        r(Format::OpenMetrics, &runs("", set))
+    }
+    fn compared(format: Format, title: &str, g: &[Group]) -> String {
+        let comparison = compare(g).unwrap();
+        let doc = Document::Comparison(Compared {
+            comparison: &comparison,
+            groups: g,
+            title: Some(title.to_string()),
+        });
+        r(format, &doc)
     }
     pub fn comparison_text(g: &[Group]) -> String {
-        cmp::render(&compare(g).unwrap())
+        compared(Format::Text, "", g)
     }
     pub fn comparison_json(g: &[Group]) -> String {
-        serde_json::to_string_pretty(&compare(g).unwrap()).unwrap() + "\n"
+        compared(Format::Json, "", g)
     }
     pub fn comparison_html(title: &str, g: &[Group]) -> String {
-        compare_page::html(title, &compare(g).unwrap(), g)
+        compared(Format::Html, title, g)
     }
     pub fn comparison_markdown(title: &str, g: &[Group]) -> String {
-        compare_page::markdown(title, &compare(g).unwrap())
+        compared(Format::Markdown, title, g)
     }
-    fn summary(s: &Soak) -> hostbench::suite::soak::Summary {
-        hostbench::suite::soak::summarise(s, None)
+    fn soaked(format: Format, title: Option<&str>, s: &Soak) -> String {
+        let summary = hostbench::suite::soak::summarise(s, None);
+        let doc = Document::Soak(Soaked {
+            soak: s,
+            summary: &summary,
+            title: title.map(str::to_string),
+        });
+        r(format, &doc)
     }
     pub fn soak_text(s: &Soak) -> String {
-        soak::text(s, &summary(s))
+        soaked(Format::Text, None, s)
     }
     pub fn soak_json(s: &Soak) -> String {
-        serde_json::to_string_pretty(&serde_json::json!({"soak": s, "summary": summary(s)}))
-            .unwrap()
-            + "\n"
+        soaked(Format::Json, None, s)
     }
     pub fn soak_html(title: &str, s: &Soak) -> String {
-        soak::html(title, s, &summary(s))
+        soaked(Format::Html, Some(title), s)
     }
     pub fn soak_markdown(title: &str, s: &Soak) -> String {
-        soak::markdown(title, s, &summary(s))
+        soaked(Format::Markdown, Some(title), s)
     }
     /// What `soak` prints while it runs: the opening lines, the column heads, a line
     /// per slice against the median so far, then the summary.
     pub fn soak_live(s: &Soak) -> String {
-        let intro = soak::header(s, None, None);
-        let mut out: String = intro.lines().take(2).map(|l| format!("{l}\n")).collect();
+        let text = renderer(Format::Text);
+        let summary = hostbench::suite::soak::summarise(s, None);
         let f = s.slices.iter().find_map(|x| x.figure.as_ref());
-        let columns = soak::header(s, f.map(|f| f.metric.as_str()), f.map(|f| f.unit));
-        out += &format!("{}\n", columns.lines().nth(2).unwrap_or(""));
+        let mut out = text.live(&Live::SoakStart(s)).unwrap();
+        out += &text.live(&Live::SoakColumns(s, f)).unwrap();
         for slice in &s.slices {
-            out += &format!(
-                "{}\n",
-                soak::line(s, slice, soak::median_so_far(s, slice.seq))
-            );
+            out += &text.live(&Live::Slice(s, slice)).unwrap();
         }
-        out + &soak::summary_text(s, &summary(s))
+        let doc = Document::Soak(Soaked {
+            soak: s,
+            summary: &summary,
+            title: None,
+        });
+        out + &text.end(&doc).unwrap()
     }
 }
 
-use old as r;
+use new as r;
 
 #[test]
 fn outcomes_as_text_and_json() {
@@ -213,13 +247,9 @@ fn outcomes_as_text_and_json() {
     check("outcomes.txt", &text);
     check("outcomes.json", &json);
     let whole = &run(&runs, 18).outcomes;
-    check("run-document.json", &r::run_document(whole, None));
+    check("run-document.json", &r::run_document(whole, false));
     let disk = &run(&runs, 6).outcomes;
-    let (expect, _) = expectation(disk);
-    check(
-        "disk-document-expect.json",
-        &r::run_document(disk, Some(expect)),
-    );
+    check("disk-document-expect.json", &r::run_document(disk, true));
 }
 
 #[test]

@@ -5,6 +5,7 @@
 mod compare;
 mod cpu;
 mod disk;
+mod generate;
 mod history;
 mod index;
 mod limits;
@@ -16,6 +17,7 @@ mod run;
 mod save;
 mod soak;
 
+use crate::report::{Document, Expectation, Format, Unsupported};
 use crate::workload::SpecError;
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
@@ -66,6 +68,10 @@ enum Command {
     Compare(compare::CompareArgs),
     /// A workload on a schedule (e.g. 10m every 1h for 24h): timeline, CV, deepest drop, flagged slices; resumable.
     Soak(soak::SoakArgs),
+    /// The shell completion script for bash, zsh, fish, elvish or powershell.
+    Completions(generate::CompletionsArgs),
+    /// The manual page (roff), hostbench's or a command's.
+    Man(generate::ManArgs),
 }
 
 /// Options every event-loop command shares.
@@ -111,22 +117,28 @@ impl ExpectArgs {
             .map_err(|e| CliError::Usage(e.to_string()))
     }
 
-    /// The checks as JSON and as text, and whether every figure met the threshold.
+    /// The figures against the promise, as every format reports them.
+    fn expectation(
+        &self,
+        promise: &crate::limits::Promise,
+        outcomes: &[crate::model::Outcome],
+    ) -> Expectation {
+        Expectation::new(promise, outcomes, self.expect_threshold)
+    }
+
+    /// The checks as JSON and as text, and whether every figure met the threshold
+    /// (what `disk` prints until it hands a `report::Document` over).
     fn verdict(
         &self,
         promise: &crate::limits::Promise,
         outcomes: &[crate::model::Outcome],
     ) -> (serde_json::Value, String, bool) {
-        let checks = crate::limits::check(promise, outcomes, self.expect_threshold);
-        let pass = checks.iter().all(|c| c.pass);
-        let json = serde_json::json!({
-            "promise": promise,
-            "threshold_percent": self.expect_threshold,
-            "checks": checks,
-            "pass": pass,
-        });
-        let text = crate::limits::render(promise, &checks, self.expect_threshold);
-        (json, text, pass)
+        let e = self.expectation(promise, outcomes);
+        (
+            crate::report::json::expectation(&e),
+            crate::report::text::expectation(&e),
+            e.pass(),
+        )
     }
 }
 
@@ -139,12 +151,20 @@ pub enum CliError {
     Usage(String),
     #[error("{0}")]
     Store(#[from] crate::store::StoreError),
+    #[error("{0}")]
+    Unsupported(#[from] Unsupported),
 }
 
 impl CliError {
     pub fn exit_code(&self) -> ExitCode {
         ExitCode::from(2)
     }
+}
+
+/// Renders `doc` as the user asked and prints it (a closed pipe ends it quietly).
+fn print_doc(format: Format, doc: &Document) -> Result<(), CliError> {
+    history::print_stdout(&crate::report::render(format, doc)?);
+    Ok(())
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -189,6 +209,8 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Export(a) => history::export(a),
         Command::Compare(a) => compare::execute(a),
         Command::Soak(a) => soak::execute(a),
+        Command::Completions(a) => generate::completions(a),
+        Command::Man(a) => generate::man(a),
     };
     match result {
         Ok(code) => code,

@@ -118,11 +118,11 @@ impl ExpectArgs {
     }
 
     /// The figures against the promise, as every format reports them.
-    fn expectation(
+    fn expectation<'a>(
         &self,
-        promise: &crate::limits::Promise,
+        promise: &'a crate::limits::Promise,
         outcomes: &[crate::model::Outcome],
-    ) -> Expectation {
+    ) -> Expectation<'a> {
         Expectation::new(promise, outcomes, self.expect_threshold)
     }
 

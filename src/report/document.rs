@@ -10,6 +10,7 @@ use crate::store::{RunInfo, StoredRun};
 use crate::suite::compare::{Comparison, Group};
 use crate::suite::run::SummaryLine;
 use crate::suite::soak::Summary as SoakSummary;
+use crate::workload::unixbench::{SuiteResult, UnixbenchSpec};
 
 /// Everything hostbench renders.
 pub enum Document<'a> {
@@ -32,6 +33,9 @@ pub enum Document<'a> {
     Soaks(&'a [Soak]),
     /// The providers' disk offers `limits` lists.
     Offers(Offers<'a>),
+    /// The UnixBench-style system index (`index`), from its own result: per copy
+    /// count the tests with their baselines and indexes.
+    Index(Indexed<'a>),
 }
 
 /// What a document is, without its data: what a format can be asked about before
@@ -47,10 +51,11 @@ pub enum Kind {
     History,
     Soaks,
     Offers,
+    Index,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 10] = [
         Kind::Outcome,
         Kind::Outcomes,
         Kind::Run,
@@ -60,6 +65,7 @@ impl Kind {
         Kind::History,
         Kind::Soaks,
         Kind::Offers,
+        Kind::Index,
     ];
 
     /// The document in a sentence: `CSV has no layout for a soak`.
@@ -74,6 +80,7 @@ impl Kind {
             Kind::History => "the list of stored runs",
             Kind::Soaks => "the list of soaks",
             Kind::Offers => "the providers' disk offers",
+            Kind::Index => "a system index",
         }
     }
 }
@@ -90,6 +97,7 @@ impl Document<'_> {
             Document::History(_) => Kind::History,
             Document::Soaks(_) => Kind::Soaks,
             Document::Offers(_) => Kind::Offers,
+            Document::Index(_) => Kind::Index,
         }
     }
 
@@ -114,6 +122,7 @@ impl Document<'_> {
             Document::History(_) => "hostbench history".into(),
             Document::Soaks(_) => "hostbench soaks".into(),
             Document::Offers(_) => "hostbench limits".into(),
+            Document::Index(i) => format!("hostbench index on {}", i.host.hostname),
         }
     }
 }
@@ -177,7 +186,7 @@ pub struct Outcomes<'a> {
     /// The command's closing table (disk: one row per test, run: one per area).
     pub summary: Option<SummaryTable>,
     /// The figures against a provider's promise (`--expect`).
-    pub expectation: Option<Expectation>,
+    pub expectation: Option<Expectation<'a>>,
     pub title: Option<String>,
 }
 
@@ -267,17 +276,17 @@ fn disk_rows(outcomes: &[Outcome]) -> Vec<Vec<String>> {
 }
 
 /// The measured figures against a provider's published promise.
-pub struct Expectation {
-    pub promise: Promise,
+pub struct Expectation<'a> {
+    pub promise: &'a Promise,
     pub checks: Vec<Check>,
     /// Percent of the promise a figure must reach.
     pub threshold: f64,
 }
 
-impl Expectation {
-    pub fn new(promise: &Promise, outcomes: &[Outcome], threshold: f64) -> Self {
+impl<'a> Expectation<'a> {
+    pub fn new(promise: &'a Promise, outcomes: &[Outcome], threshold: f64) -> Self {
         Self {
-            promise: promise.clone(),
+            promise,
             checks: crate::limits::check(promise, outcomes, threshold),
             threshold,
         }
@@ -317,6 +326,14 @@ pub struct Offers<'a> {
     pub offers: &'a [DiskOffer],
     /// What each offer promises for a disk of this size, in bytes.
     pub size: Option<u64>,
+}
+
+pub struct Indexed<'a> {
+    pub spec: &'a UnixbenchSpec,
+    pub result: &'a SuiteResult,
+    pub host: &'a crate::host::HostInfo,
+    /// RFC 3339, UTC.
+    pub started_at: &'a str,
 }
 
 /// A piece of a document that is final before the whole is: formats that print as

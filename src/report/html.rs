@@ -393,14 +393,14 @@ fn soak(title: &str, soak: &Soak, summary: &Summary) -> String {
         soak.state.as_str(),
         esc(&summary.verdict.text)
     );
-    let mut page = soak_timeline(soak, summary);
-    page.push_str("<table>");
+    let mut body = soak_timeline(soak, summary);
+    body.push_str("<table>");
     for (k, v) in stats_rows(soak, summary) {
-        let _ = write!(page, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
+        let _ = write!(body, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
     }
-    page.push_str("</table>");
+    body.push_str("</table>");
     let _ = write!(
-        page,
+        body,
         "<h2>Timeline</h2><table><tr><th class=\"num\">slice</th><th>due (UTC)</th><th class=\"num\">{}</th><th class=\"num\">of median</th><th>note</th></tr>",
         esc(&head)
     );
@@ -412,7 +412,7 @@ fn soak(title: &str, soak: &Soak, summary: &Summary) -> String {
             _ => unmeasured_note(s),
         };
         let _ = write!(
-            page,
+            body,
             "<tr{}><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
             if flagged { " class=\"flagged\"" } else { "" },
             s.seq + 1,
@@ -422,8 +422,8 @@ fn soak(title: &str, soak: &Soak, summary: &Summary) -> String {
             esc(&note)
         );
     }
-    page.push_str("</table>");
-    super::html::page(title, &header, &page)
+    body.push_str("</table>");
+    page(title, &header, &body)
 }
 
 #[cfg(test)]
@@ -506,7 +506,6 @@ pub(crate) mod tests {
         ]
     }
 
-    #[test]
     #[test]
     fn page_has_bars_ratios_and_the_summary() {
         let g = groups();

@@ -5,8 +5,10 @@
 //! soak with its summary; the lists as they are kept.
 
 use super::{Document, Expectation, Kind, Renderer, Unsupported};
+use crate::host::HostInfo;
 use crate::model::{Outcome, SCHEMA_VERSION};
 use crate::store::{RunInfo, StoredRun};
+use crate::workload::unixbench::{self, SuiteResult, UnixbenchSpec, sorted};
 use serde::Serialize;
 
 pub struct Json;
@@ -52,6 +54,7 @@ impl Renderer for Json {
                 pretty(&list)
             }
             Document::Offers(o) => pretty(&o.offers),
+            Document::Index(i) => pretty(&IndexDoc::new(i.spec, i.result, i.host, i.started_at)),
         };
         Ok(text + "\n")
     }
@@ -129,4 +132,100 @@ struct HistoryDoc<'a> {
     schema_version: u32,
     database: &'a str,
     runs: &'a [RunInfo],
+}
+
+/// What `index --json` prints (docs/json.md).
+#[derive(Serialize)]
+struct IndexDoc<'a> {
+    schema_version: u32,
+    tool: &'static str,
+    tool_version: &'static str,
+    workload: &'static str,
+    /// Always "UnixBench-style": never UnixBench's own score.
+    kind: &'static str,
+    quick: bool,
+    /// False for quick runs: their figures are not comparable with full runs.
+    comparable_with_full_runs: bool,
+    started_at: &'a str,
+    interrupted: bool,
+    spec: &'a UnixbenchSpec,
+    environment: &'a unixbench::environment::Environment,
+    runs: Vec<RunDoc<'a>>,
+    host: &'a HostInfo,
+}
+
+#[derive(Serialize)]
+struct RunDoc<'a> {
+    copies: usize,
+    /// The index (geometric mean of the tests' indexes), if any indexed test ran.
+    index_score: Option<f64>,
+    partial: bool,
+    tests: Vec<TestDoc<'a>>,
+    skipped: &'a [&'static str],
+}
+
+#[derive(Serialize)]
+struct TestDoc<'a> {
+    test: &'static str,
+    label: &'static str,
+    result: Option<f64>,
+    unit: Option<&'a str>,
+    time_s: Option<f64>,
+    samples: usize,
+    baseline: Option<f64>,
+    index: Option<f64>,
+    passes: &'a [unixbench::index::Pass],
+}
+
+impl<'a> IndexDoc<'a> {
+    fn new(
+        spec: &'a UnixbenchSpec,
+        result: &'a SuiteResult,
+        host: &'a HostInfo,
+        started_at: &'a str,
+    ) -> Self {
+        let runs = result
+            .runs
+            .iter()
+            .map(|run| RunDoc {
+                copies: run.copies,
+                index_score: run.index.as_ref().map(|i| i.score),
+                partial: run.index.as_ref().is_none_or(|i| i.partial),
+                skipped: &run.skipped,
+                tests: sorted(&run.tests)
+                    .into_iter()
+                    .map(|r| TestDoc {
+                        test: r.test.name,
+                        label: r.test.label,
+                        result: r.score.as_ref().map(|s| s.value),
+                        unit: r.score.as_ref().map(|s| s.unit.as_str()),
+                        time_s: r.score.as_ref().map(|s| s.time),
+                        samples: r.score.as_ref().map_or(0, |s| s.samples),
+                        baseline: r.test.baseline,
+                        index: r
+                            .score
+                            .as_ref()
+                            .zip(r.test.baseline)
+                            .map(|(s, b)| s.value / b * 10.0),
+                        passes: &r.passes,
+                    })
+                    .collect(),
+            })
+            .collect();
+        IndexDoc {
+            schema_version: crate::model::SCHEMA_VERSION,
+            tool: "hostbench",
+            tool_version: env!("CARGO_PKG_VERSION"),
+            workload: "index",
+            kind: "UnixBench-style",
+            quick: spec.quick,
+            comparable_with_full_runs: !spec.quick,
+            started_at,
+            interrupted: result.interrupted,
+            spec,
+            environment: &result.environment,
+            runs,
+            host,
+        }
+    }
 }

@@ -21,8 +21,8 @@ pub mod table;
 pub mod text;
 
 pub use document::{
-    Compared, Document, Expectation, History, Kind, Live, Offers, Outcomes, Runs, Single, Soaked,
-    SummaryTable,
+    Compared, Document, Expectation, History, Indexed, Kind, Live, Offers, Outcomes, Runs, Single,
+    Soaked, SummaryTable,
 };
 
 use crate::model::{Metric, Outcome, Unit};
@@ -95,8 +95,9 @@ pub trait Renderer: Sync {
     /// Whether the format has a layout for this kind of document.
     fn supports(&self, kind: Kind) -> bool;
 
-    /// The whole document, ending in a newline; `Unsupported` when the format has no
-    /// layout for it (exactly when `supports` says so).
+    /// The whole document, ending in a newline (text of an empty list: nothing);
+    /// `Unsupported` when the format has no layout for it (exactly when `supports`
+    /// says so).
     fn render(&self, doc: &Document) -> Result<String, Unsupported>;
 
     /// A piece that is final before its document (a step's outcome, a soak's slice),
@@ -317,6 +318,29 @@ mod tests {
         let infos: Vec<RunInfo> = runs.iter().map(|r| r.info.clone()).collect();
         let offers = crate::limits::offers();
         let soaks = [soak.clone()];
+        let spec = crate::workload::unixbench::UnixbenchSpec {
+            tests: vec!["dhry2reg"],
+            copies: vec![1],
+            iterations: None,
+            quick: true,
+            seconds: None,
+            dir: ".".into(),
+        };
+        let index = crate::workload::unixbench::SuiteResult {
+            runs: Vec::new(),
+            quick: true,
+            environment: crate::workload::unixbench::environment::Environment {
+                shell: "dash".into(),
+                lang: "C".into(),
+                charmap: "ANSI_X3.4-1968".into(),
+                collate: "C".into(),
+                locale_installed: false,
+                compiler: "rustc".into(),
+                notes: Vec::new(),
+            },
+            interrupted: false,
+        };
+        let host = HostInfo::default();
         let docs = [
             Document::from(&outcomes[0]),
             Document::Outcomes(Outcomes::new(&outcomes)),
@@ -343,6 +367,12 @@ mod tests {
             Document::Offers(Offers {
                 offers: &offers[..2],
                 size: Some(1 << 30),
+            }),
+            Document::Index(Indexed {
+                spec: &spec,
+                result: &index,
+                host: &host,
+                started_at: "2026-11-30T00:00:00Z",
             }),
         ];
         let kinds: Vec<Kind> = docs.iter().map(|d| d.kind()).collect();
@@ -373,6 +403,15 @@ mod tests {
                 }
             }
         });
+    }
+
+    #[test]
+    fn format_values_are_the_ones_clap_takes() {
+        use clap::ValueEnum;
+        for f in Format::ALL {
+            assert_eq!(f.to_possible_value().unwrap().get_name(), f.value());
+        }
+        assert_eq!(Format::value_variants(), Format::ALL);
     }
 
     #[test]

@@ -15,6 +15,7 @@ use super::{
     Document, Expectation, Kind, Live, Offers, Outcomes, Renderer, Single, SummaryTable,
     Unsupported, format_value, metric_label,
 };
+use crate::host::HostInfo;
 use crate::limits::DiskOffer;
 use crate::model::{Better, Outcome, Unit, fairness};
 use crate::store::soak::{Slice, SliceStatus, Soak, SoakState};
@@ -22,6 +23,7 @@ use crate::store::{Labels, RunInfo, StoredRun};
 use crate::suite::compare::Comparison;
 use crate::suite::soak::{Summary, utc};
 use crate::units::{format_bytes, format_ns};
+use crate::workload::unixbench::{self, SuiteResult, UnixbenchSpec, catalogue, sorted};
 use std::fmt::Write;
 
 pub struct Text;
@@ -49,6 +51,7 @@ impl Renderer for Text {
             Document::History(h) => history(h.runs),
             Document::Soaks(soaks) => soak_list(soaks),
             Document::Offers(o) => offers(o),
+            Document::Index(i) => index(i.spec, i.result, i.host),
         })
     }
 
@@ -92,6 +95,8 @@ pub fn live(piece: &Live) -> String {
     }
 }
 
+/// One outcome in the common layout (`outcome_text` picks a workload's own where
+/// it has one).
 pub fn outcome(o: &Outcome) -> String {
     let mut out = format!("{} · {}\n", title(o), o.host.summary());
     if o.interrupted {
@@ -195,7 +200,7 @@ fn summary_table(s: &SummaryTable) -> String {
 
 /// `randread  2,522 IOPS = 97 % of the promised 2,600 IOPS  ok`, per check.
 pub fn expectation(e: &Expectation) -> String {
-    crate::limits::render(&e.promise, &e.checks, e.threshold)
+    crate::limits::render(e.promise, &e.checks, e.threshold)
 }
 
 /// `provider=aws type=c6i.large`.
@@ -584,6 +589,98 @@ fn offer_row(o: &DiskOffer, size: Option<u64>) -> Vec<String> {
         );
     }
     row
+}
+
+/// The index as UnixBench lays it out: per copy count a table of the tests with
+/// their results, baselines and indexes, then the index itself.
+fn index(spec: &UnixbenchSpec, result: &SuiteResult, host: &HostInfo) -> String {
+    let mut out = format!(
+        "UnixBench-style system index (hostbench) · {}\n",
+        host.summary()
+    );
+    if spec.quick {
+        out += "QUICK MODE: shorter runs and fewer passes; NOT comparable with full runs or UnixBench scores\n";
+    }
+    if result.interrupted {
+        out += "INTERRUPTED: partial results\n";
+    }
+    for run in &result.runs {
+        out += &format!(
+            "\n{} {}\n",
+            run.copies,
+            if run.copies == 1 {
+                "copy"
+            } else {
+                "parallel copies"
+            }
+        );
+        let mut table = Table::new(
+            &[
+                "test", "result", "unit", "time", "samples", "baseline", "index",
+            ],
+            &[false, true, false, true, true, true, true],
+        );
+        for r in sorted(&run.tests) {
+            let Some(s) = &r.score else {
+                table.row(vec![
+                    r.test.label.to_string(),
+                    "no result".into(),
+                    String::new(),
+                    String::new(),
+                    "0".into(),
+                    r.test
+                        .baseline
+                        .map(|b| format!("{b:.1}"))
+                        .unwrap_or_default(),
+                    String::new(),
+                ]);
+                continue;
+            };
+            table.row(vec![
+                r.test.label.to_string(),
+                crate::units::thousands(s.value, 1),
+                s.unit.clone(),
+                format!("{:.1} s", s.time),
+                s.samples.to_string(),
+                r.test
+                    .baseline
+                    .map(|b| format!("{b:.1}"))
+                    .unwrap_or_default(),
+                r.test
+                    .baseline
+                    .map(|b| format!("{:.1}", s.value / b * 10.0))
+                    .unwrap_or_default(),
+            ]);
+        }
+        out += &table.render("  ");
+        if !run.skipped.is_empty() {
+            out += &format!(
+                "  skipped with more than {} copies (as UnixBench 5.1.3 does): {}\n",
+                unixbench::MAX_COPIES,
+                run.skipped.join(" ")
+            );
+        }
+        if let Some(index) = &run.index {
+            out += &format!(
+                "  UnixBench-style index{}: {:.1}\n",
+                if index.partial {
+                    format!(
+                        " (partial: {} of {} tests)",
+                        index.rows.len(),
+                        catalogue::INDEX_SIZE
+                    )
+                } else {
+                    String::new()
+                },
+                index.score
+            );
+        }
+    }
+    out.push('\n');
+    for note in &result.environment.notes {
+        out += &format!("  note: {note}\n");
+    }
+    out
 }
 
 #[cfg(test)]

@@ -62,7 +62,7 @@ enum Command {
     History(history::HistoryArgs),
     /// One stored run, as its command printed it (or --json).
     Show(history::ShowArgs),
-    /// Stored runs as JSON or CSV, to stdout or a file.
+    /// Stored runs as JSON, CSV or OpenMetrics (or text, Markdown, HTML), to stdout or a file.
     Export(history::ExportArgs),
     /// Stored runs, hosts or labels side by side: ratios ("2.18x faster"), mean ± σ, per-area geometric mean.
     Compare(compare::CompareArgs),

@@ -1,9 +1,9 @@
 //! `hostbench compare A B [C...]`: stored runs, hosts or labels side by side.
 
-use super::CliError;
-use super::history::{load_run, print_stdout};
+use super::history::load_run;
 use super::save::DbArg;
-use crate::report;
+use super::{CliError, print_doc};
+use crate::report::{Compared, Document, Format};
 use crate::store::{self, Labels, RunFilter, Store, StoredRun};
 use crate::suite::compare::{Group, compare};
 use clap::Args;
@@ -126,12 +126,11 @@ pub fn execute(args: CompareArgs) -> Result<ExitCode, CliError> {
         .map(|g| group(store.as_ref(), g, args.workload.as_deref()))
         .collect::<Result<Vec<_>, _>>()?;
     let comparison = compare(&groups).map_err(|e| CliError::Usage(e.to_string()))?;
-    if args.json {
-        print_stdout(
-            &(serde_json::to_string_pretty(&comparison).expect("a comparison serialises") + "\n"),
-        );
-    } else {
-        print_stdout(&report::compare::render(&comparison));
-    }
+    let doc = Document::Comparison(Compared {
+        comparison: &comparison,
+        groups: &groups,
+        title: None,
+    });
+    print_doc(Format::text_or_json(args.json), &doc)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,8 +1,8 @@
 use super::save::SaveArgs;
-use super::{CliError, LoopArgs, finished, parse_thread_count};
+use super::{CliError, LoopArgs, finished, parse_thread_count, print_doc};
 use crate::measure::histogram::Layout;
 use crate::progress::{Expect, Progress};
-use crate::report;
+use crate::report::{Document, Format};
 use crate::workload::cpu::{self, CpuSpec};
 use crate::workload::runner::RunOptions;
 use clap::Args;
@@ -69,11 +69,7 @@ pub fn execute(args: CpuArgs) -> Result<ExitCode, CliError> {
     args.save.check()?;
     let outcome = cpu::run(&spec, &progress)?;
     progress.finish();
-    if args.json {
-        println!("{}", report::json::outcome(&outcome));
-    } else {
-        print!("{}", report::text::outcome(&outcome));
-    }
+    print_doc(Format::text_or_json(args.json), &Document::from(&outcome))?;
     args.save
         .save("cpu", None, std::slice::from_ref(&outcome))?;
     Ok(finished(outcome.interrupted))

@@ -1,13 +1,10 @@
 //! `hostbench history`, `show` and `export`: reading the results store.
 
-use super::CliError;
 use super::save::DbArg;
-use crate::model::{Outcome, SCHEMA_VERSION};
-use crate::report;
-use crate::report::table::Table;
-use crate::store::{self, Labels, Location, RunFilter, RunInfo, Store, StoredRun};
-use clap::{Args, ValueEnum};
-use serde::Serialize;
+use super::{CliError, print_doc};
+use crate::report::{self, Document, Format, History, Runs};
+use crate::store::{self, Labels, Location, RunFilter, Store, StoredRun};
+use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -83,16 +80,6 @@ pub struct ShowArgs {
     json: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    /// One document with every run and all its outcomes (histograms and series included).
-    Json,
-    /// One row per metric, for spreadsheets.
-    Csv,
-    /// OpenMetrics text for node_exporter's textfile collector (gauges, `# EOF`).
-    Openmetrics,
-}
-
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     #[command(flatten)]
@@ -100,6 +87,8 @@ pub struct ExportArgs {
     /// Only these runs (repeatable), on top of the filters.
     #[arg(long = "run", value_name = "ID")]
     runs: Vec<i64>,
+    /// The output format (json: every run with all its outcomes, histograms and
+    /// series included).
     #[arg(long, value_enum, default_value = "json")]
     format: Format,
     /// Write to FILE (replaced whole, never left half-written) instead of stdout.
@@ -122,89 +111,23 @@ pub(super) fn open_to_read(db: &DbArg) -> Result<Option<Box<dyn Store>>, CliErro
     Ok(store)
 }
 
-#[derive(Serialize)]
-struct HistoryDoc<'a> {
-    schema_version: u32,
-    database: String,
-    runs: &'a [RunInfo],
-}
-
 pub fn history(args: HistoryArgs) -> Result<ExitCode, CliError> {
     let store = open_to_read(&args.db)?;
     let runs = match &store {
         Some(s) => s.list(&args.filter.filter())?,
         None => Vec::new(),
     };
-    if args.json {
-        let doc = HistoryDoc {
-            schema_version: SCHEMA_VERSION,
-            database: args.db.location()?.display(),
-            runs: &runs,
-        };
-        print_stdout(&(serde_json::to_string_pretty(&doc).expect("a history serialises") + "\n"));
-        return Ok(ExitCode::SUCCESS);
+    let doc = Document::History(History {
+        database: args.db.location()?.display(),
+        runs: &runs,
+    });
+    let text = report::render(Format::text_or_json(args.json), &doc)?;
+    // Nothing to list (text says nothing): say why, unless there was no store at all.
+    if text.is_empty() && store.is_some() {
+        eprintln!("hostbench: no stored run matches");
     }
-    if runs.is_empty() {
-        if store.is_some() {
-            eprintln!("hostbench: no stored run matches");
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut t = Table::new(
-        &[
-            "run",
-            "started (UTC)",
-            "host",
-            "command",
-            "workloads",
-            "labels",
-            "headline",
-        ],
-        &[true, false, false, false, false, false, false],
-    );
-    for r in &runs {
-        let mut command = r.command.clone();
-        if let Some(p) = &r.profile {
-            command += &format!(" ({p})");
-        }
-        if r.interrupted {
-            command += " [interrupted]";
-        }
-        t.row(vec![
-            r.id.to_string(),
-            r.started_at
-                .replace('T', " ")
-                .trim_end_matches('Z')
-                .to_string(),
-            r.host.hostname.clone(),
-            command,
-            r.workloads.join(","),
-            labels_text(&r.labels),
-            r.headline.as_ref().map(headline).unwrap_or_default(),
-        ]);
-    }
-    print_stdout(&t.render(""));
+    print_stdout(&text);
     Ok(ExitCode::SUCCESS)
-}
-
-pub fn labels_text(labels: &Labels) -> String {
-    labels
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn headline(m: &crate::model::Metric) -> String {
-    let mut s = report::metric_label(&m.name);
-    if let Some(v) = &m.variant {
-        s += &format!(" {v}");
-    }
-    s += &format!(" {}", report::format_value(m));
-    if let Some(t) = m.threads {
-        s += &format!(" ({t} thr)");
-    }
-    s
 }
 
 /// A run by id or `last`; an unknown one names the way to find a real one.
@@ -269,60 +192,8 @@ pub fn show(args: ShowArgs) -> Result<ExitCode, CliError> {
         )));
     };
     let run = load_run(store.as_ref(), &args.run)?;
-    if args.json {
-        print_stdout(
-            &(serde_json::to_string_pretty(&run).expect("a stored run serialises") + "\n"),
-        );
-    } else {
-        print_stdout(&human_run(&run));
-    }
+    print_doc(Format::text_or_json(args.json), &Document::Run(&run))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The run as its command printed it, under a line saying which run it is.
-fn human_run(run: &StoredRun) -> String {
-    let r = &run.info;
-    let mut out = format!("run {} · {}", r.id, r.command_text());
-    out += &format!(" · started {} · saved {}", r.started_at, r.saved_at);
-    if !r.labels.is_empty() {
-        out += &format!(" · {}", labels_text(&r.labels));
-    }
-    out += "\n\n";
-    for o in &run.outcomes {
-        // The workload's own report where it has one, else the common one.
-        out += &match o.workload.as_str() {
-            "net" => super::net::text(o),
-            _ => report::text::outcome(o),
-        };
-        out.push('\n');
-    }
-    let disk: Vec<Outcome> = run
-        .outcomes
-        .iter()
-        .filter(|o| o.workload == "disk")
-        .cloned()
-        .collect();
-    if !disk.is_empty() && r.command == "disk" {
-        out += &super::disk::summary_table(&disk);
-    }
-    if r.command == "run" {
-        let mut t = Table::new(&["area", "result", "verdict"], &[false, false, false]);
-        for line in crate::suite::run::summarise(&run.outcomes) {
-            t.row(vec![line.area, line.headline, line.verdict]);
-        }
-        out += &format!(
-            "Summary ({} profile)\n",
-            r.profile.as_deref().unwrap_or("?")
-        );
-        out += &t.render("  ");
-    }
-    out
-}
-
-#[derive(Serialize)]
-struct ExportDoc<'a> {
-    schema_version: u32,
-    runs: &'a [StoredRun],
 }
 
 pub fn export(args: ExportArgs) -> Result<ExitCode, CliError> {
@@ -355,17 +226,11 @@ pub fn export(args: ExportArgs) -> Result<ExitCode, CliError> {
             )));
         }
     }
-    let text = match args.format {
-        Format::Json => {
-            let doc = ExportDoc {
-                schema_version: SCHEMA_VERSION,
-                runs: &runs,
-            };
-            serde_json::to_string_pretty(&doc).expect("an export serialises") + "\n"
-        }
-        Format::Csv => report::csv::runs(&runs),
-        Format::Openmetrics => report::openmetrics::runs(&runs),
-    };
+    let doc = Document::Runs(Runs {
+        runs: &runs,
+        title: None,
+    });
+    let text = report::render(args.format, &doc)?;
     match &args.output {
         None => print_stdout(&text),
         Some(path) => {

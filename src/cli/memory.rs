@@ -1,8 +1,8 @@
 use super::save::SaveArgs;
-use super::{CliError, LoopArgs, finished, parse_size, parse_thread_count};
+use super::{CliError, LoopArgs, finished, parse_size, parse_thread_count, print_doc};
 use crate::measure::histogram::Layout;
 use crate::progress::{Expect, Progress};
-use crate::report;
+use crate::report::{Document, Format};
 use crate::workload::memory::bandwidth::{self, BandwidthSpec};
 use crate::workload::memory::block::{self, Access, BlockSpec, Oper, Scope};
 use crate::workload::memory::latency::{self, LatencySpec};
@@ -214,11 +214,7 @@ pub fn execute(args: MemoryArgs) -> Result<ExitCode, CliError> {
             latency::run(&spec, &progress)?
         }
     };
-    if args.json {
-        println!("{}", report::json::outcome(&outcome));
-    } else {
-        print!("{}", report::text::outcome(&outcome));
-    }
+    print_doc(Format::text_or_json(args.json), &Document::from(&outcome))?;
     args.save
         .save("memory", None, std::slice::from_ref(&outcome))?;
     Ok(finished(outcome.interrupted))

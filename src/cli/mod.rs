@@ -5,6 +5,7 @@
 mod compare;
 mod cpu;
 mod disk;
+mod generate;
 mod history;
 mod index;
 mod limits;
@@ -16,6 +17,7 @@ mod run;
 mod save;
 mod soak;
 
+use crate::report::{Document, Expectation, Format, Unsupported};
 use crate::workload::SpecError;
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
@@ -60,12 +62,16 @@ enum Command {
     History(history::HistoryArgs),
     /// One stored run, as its command printed it (or --json).
     Show(history::ShowArgs),
-    /// Stored runs as JSON or CSV, to stdout or a file.
+    /// Stored runs as JSON, CSV or OpenMetrics (or text, Markdown, HTML), to stdout or a file.
     Export(history::ExportArgs),
     /// Stored runs, hosts or labels side by side: ratios ("2.18x faster"), mean ± σ, per-area geometric mean.
     Compare(compare::CompareArgs),
     /// A workload on a schedule (e.g. 10m every 1h for 24h): timeline, CV, deepest drop, flagged slices; resumable.
     Soak(soak::SoakArgs),
+    /// The shell completion script for bash, zsh, fish, elvish or powershell.
+    Completions(generate::CompletionsArgs),
+    /// The manual page (roff), hostbench's or a command's.
+    Man(generate::ManArgs),
 }
 
 /// Options every event-loop command shares.
@@ -111,22 +117,28 @@ impl ExpectArgs {
             .map_err(|e| CliError::Usage(e.to_string()))
     }
 
-    /// The checks as JSON and as text, and whether every figure met the threshold.
+    /// The figures against the promise, as every format reports them.
+    fn expectation<'a>(
+        &self,
+        promise: &'a crate::limits::Promise,
+        outcomes: &[crate::model::Outcome],
+    ) -> Expectation<'a> {
+        Expectation::new(promise, outcomes, self.expect_threshold)
+    }
+
+    /// The checks as JSON and as text, and whether every figure met the threshold
+    /// (what `disk` prints until it hands a `report::Document` over).
     fn verdict(
         &self,
         promise: &crate::limits::Promise,
         outcomes: &[crate::model::Outcome],
     ) -> (serde_json::Value, String, bool) {
-        let checks = crate::limits::check(promise, outcomes, self.expect_threshold);
-        let pass = checks.iter().all(|c| c.pass);
-        let json = serde_json::json!({
-            "promise": promise,
-            "threshold_percent": self.expect_threshold,
-            "checks": checks,
-            "pass": pass,
-        });
-        let text = crate::limits::render(promise, &checks, self.expect_threshold);
-        (json, text, pass)
+        let e = self.expectation(promise, outcomes);
+        (
+            crate::report::json::expectation(&e),
+            crate::report::text::expectation(&e),
+            e.pass(),
+        )
     }
 }
 
@@ -142,6 +154,8 @@ pub enum CliError {
     Usage(String),
     #[error("{0}")]
     Store(#[from] crate::store::StoreError),
+    #[error("{0}")]
+    Unsupported(#[from] Unsupported),
 }
 
 impl CliError {
@@ -151,11 +165,18 @@ impl CliError {
 
     fn code(&self) -> u8 {
         match self {
-            CliError::Spec(_) | CliError::Usage(_) => 2,
+            // A format without a layout for the document is a usage error too.
+            CliError::Spec(_) | CliError::Usage(_) | CliError::Unsupported(_) => 2,
             CliError::Store(e) if e.is_usage() => 2,
             CliError::Store(_) => 1,
         }
     }
+}
+
+/// Renders `doc` as the user asked and prints it (a closed pipe ends it quietly).
+fn print_doc(format: Format, doc: &Document) -> Result<(), CliError> {
+    history::print_stdout(&crate::report::render(format, doc)?);
+    Ok(())
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -200,6 +221,8 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Export(a) => history::export(a),
         Command::Compare(a) => compare::execute(a),
         Command::Soak(a) => soak::execute(a),
+        Command::Completions(a) => generate::completions(a),
+        Command::Man(a) => generate::man(a),
     };
     match result {
         Ok(code) => code,

@@ -2,12 +2,12 @@
 
 use super::save::SaveArgs;
 use super::{CliError, finished, parse_duration, parse_size};
-use crate::model::Outcome;
+
 use crate::progress::{Expect, Progress};
 use crate::report;
-use crate::units::{format_bits, format_ns, thousands};
+use crate::units::format_bits;
 use crate::workload::net::client::{self, ClientSpec};
-use crate::workload::net::outcome::{self, names, trim};
+use crate::workload::net::outcome;
 use crate::workload::net::protocol::IntervalReport;
 use crate::workload::net::protocol::{Limits, TestRequest};
 use crate::workload::net::server::{Server, ServerConfig};
@@ -295,7 +295,7 @@ fn run_client(a: ClientArgs) -> Result<ExitCode, CliError> {
     if json {
         println!("{}", report::json::outcome(&o));
     } else {
-        print!("{}", text(&o));
+        print!("{}", report::text::net(&o));
     }
     a.save.save("net", None, std::slice::from_ref(&o))?;
     Ok(finished(o.interrupted))
@@ -310,109 +310,4 @@ pub fn interval_line(test: TestKind, i: &IntervalReport) -> String {
         format!("{:>14}", format_bits(i.bytes as f64 / span))
     };
     format!("[{:6.2}-{:6.2} s] {what}", i.start_s, i.end_s)
-}
-
-/// The human report of a `net` outcome (`hostbench net`, `history`, `run`).
-pub fn text(o: &Outcome) -> String {
-    let mut out = heading(o);
-    let get = |n: &str| o.metric(n, None).map(|m| m.value);
-    let line = |label: &str, value: String| format!("  {label:<22} {value}\n");
-    if let Some(t) = get(names::THROUGHPUT) {
-        out += &line(
-            "throughput (receiver)",
-            format!("{}   ({:.2} MB/s)", format_bits(t), t / 1e6),
-        );
-        if let Some(s) = get(names::SENDER_THROUGHPUT) {
-            out += &line("sender", format_bits(s));
-        }
-    }
-    if let Some(t) = get(names::TRANSACTIONS_PER_SEC) {
-        out += &line("transactions", format!("{} /s", thousands(t, 2)));
-    }
-    if let Some(lat) = &o.latency {
-        out += &line("round-trip latency", latency_text(lat));
-    }
-    for (name, label) in [
-        ("retransmits", "TCP retransmits"),
-        ("datagrams_sent", "datagrams sent"),
-        ("datagrams_received", "datagrams received"),
-        ("datagrams_lost", "datagrams lost"),
-        ("transactions_lost", "transactions lost"),
-    ] {
-        if let Some(v) = get(name) {
-            out += &line(label, thousands(v, 0));
-        }
-    }
-    if let Some(l) = get("loss_ratio") {
-        out += &line("loss", format!("{:.2} %", l * 100.0));
-    }
-    out += &line("CPU", cpu_text(o));
-    out += &line("socket buffers", buffers_text(o));
-    out += &line("elapsed", format!("{:.2} s", o.elapsed_s));
-    for n in &o.notes {
-        out += &format!("  note: {n}\n");
-    }
-    out
-}
-
-/// `TCP_STREAM to 10.0.0.2:12866, 1 stream · host`, and the interrupted mark.
-fn heading(o: &Outcome) -> String {
-    let test = o.spec.get("mode").and_then(|m| m.as_str()).unwrap_or("?");
-    let peer = o.spec.get("peer").and_then(|m| m.as_str()).unwrap_or("?");
-    let parallel = o.spec.get("parallel").and_then(|m| m.as_u64()).unwrap_or(1);
-    let mut out = format!(
-        "{test} to {peer}, {parallel} stream{} · {}\n",
-        if parallel == 1 { "" } else { "s" },
-        o.host.summary()
-    );
-    if o.interrupted {
-        out += "INTERRUPTED: partial results\n";
-    }
-    out.push('\n');
-    out
-}
-
-fn latency_text(lat: &crate::model::Latency) -> String {
-    let mut s = format!(
-        "min {}  mean {}",
-        format_ns(lat.min_ns),
-        format_ns(lat.mean_ns)
-    );
-    for p in &lat.percentiles {
-        s += &format!("  p{} {}", trim(p.p), format_ns(p.ns));
-    }
-    s += &format!("  max {}", format_ns(lat.max_ns));
-    s
-}
-
-fn cpu_text(o: &Outcome) -> String {
-    let get = |n: &str| o.metric(n, None).map(|m| m.value);
-    let end = |label: &str, percent: Option<f64>, cores: Option<f64>| match (percent, cores) {
-        (Some(p), Some(c)) => format!("{label} {p:.1} % ({c:.2} cores)"),
-        // iperf3's protocol does not say how many CPUs the remote end has.
-        (None, Some(c)) => format!("{label} {c:.2} cores"),
-        (_, None) => format!("{label} ?"),
-    };
-    format!(
-        "{}, {}",
-        end("local", get("local_cpu_percent"), get("local_cpu_cores")),
-        end("remote", get("remote_cpu_percent"), get("remote_cpu_cores"))
-    )
-}
-
-fn buffers_text(o: &Outcome) -> String {
-    let get = |n: &str| o.metric(n, None).map_or(0.0, |m| m.value);
-    let mut s = format!(
-        "local send {} / recv {}",
-        get("local_sndbuf"),
-        get("local_rcvbuf")
-    );
-    if o.metric("remote_sndbuf", None).is_some() {
-        s += &format!(
-            ", remote send {} / recv {}",
-            get("remote_sndbuf"),
-            get("remote_rcvbuf")
-        );
-    }
-    s + " bytes"
 }

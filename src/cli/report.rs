@@ -1,6 +1,7 @@
-//! `hostbench report`: stored runs, a comparison of them, or a JSON result file as
-//! one self-contained HTML page (inline SVG charts, nothing fetched), as Markdown,
-//! or as OpenMetrics text for node_exporter's textfile collector.
+//! `hostbench report`: stored runs, a comparison of them, a soak or a JSON result
+//! file as one self-contained HTML page (inline SVG charts, nothing fetched), as
+//! Markdown, as OpenMetrics text for node_exporter's textfile collector, or in any
+//! other format `report::Format` has a layout for.
 
 use super::CliError;
 use super::compare::{group, selector};
@@ -8,9 +9,9 @@ use super::history::{load_run, print_stdout, same_file};
 use super::save::DbArg;
 use crate::fsutil::write_atomically;
 use crate::model::Outcome;
-use crate::report::{compare_page, html, openmetrics};
-use crate::store::{self, Labels, Location, Store, StoredRun};
-use clap::{ArgGroup, Args, ValueEnum};
+use crate::report::{self, Compared, Document, Format, Kind, Outcomes, Runs};
+use crate::store::{self, Location, Store};
+use clap::{ArgGroup, Args};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -42,6 +43,8 @@ pub struct ReportArgs {
     /// Write the report here (replaced whole, never left half-written); default: stdout.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// The output format (csv and openmetrics: runs and result files, not a
+    /// comparison or a soak).
     #[arg(long, value_enum, default_value = "html")]
     format: Format,
     /// Title at the top of the page [default: what it reports].
@@ -49,16 +52,6 @@ pub struct ReportArgs {
     title: Option<String>,
     #[command(flatten)]
     db: DbArg,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    /// One self-contained page with charts.
-    Html,
-    /// Tables for issues and wikis.
-    Markdown,
-    /// OpenMetrics text for node_exporter's textfile collector (runs only).
-    Openmetrics,
 }
 
 fn read_outcomes(path: &PathBuf) -> Result<Vec<Outcome>, CliError> {
@@ -88,21 +81,6 @@ fn open_store(db: &DbArg) -> Result<Box<dyn Store>, CliError> {
     })
 }
 
-/// `hostbench disk on web1, run 12`; several runs: `hostbench runs 12, 13`.
-fn runs_title(runs: &[StoredRun]) -> String {
-    match runs {
-        [one] => format!(
-            "hostbench {} on {}, run {}",
-            one.info.command, one.info.host.hostname, one.info.id
-        ),
-        _ => {
-            let ids: Vec<String> = runs.iter().take(8).map(|r| r.info.id.to_string()).collect();
-            let more = if runs.len() > 8 { ", …" } else { "" };
-            format!("hostbench runs {}{more}", ids.join(", "))
-        }
-    }
-}
-
 fn from_file(args: &ReportArgs, path: &PathBuf) -> Result<String, CliError> {
     let mut outcomes = read_outcomes(path)?;
     if outcomes.is_empty() {
@@ -120,25 +98,11 @@ fn from_file(args: &ReportArgs, path: &PathBuf) -> Result<String, CliError> {
             )));
         }
     }
-    let title = args.title.clone().unwrap_or_else(|| {
-        let mut workloads: Vec<&str> = Vec::new();
-        for o in &outcomes {
-            if !workloads.contains(&o.workload.as_str()) {
-                workloads.push(&o.workload);
-            }
-        }
-        let host = outcomes.first().map_or("", |o| o.host.hostname.as_str());
-        format!("hostbench {} on {host}", workloads.join(", "))
+    let doc = Document::Outcomes(Outcomes {
+        title: args.title.clone(),
+        ..Outcomes::new(&outcomes)
     });
-    Ok(match args.format {
-        Format::Html => html::render(&title, &outcomes),
-        Format::Markdown => html::markdown(&title, &outcomes),
-        Format::Openmetrics => openmetrics::render(&[openmetrics::Source {
-            run: None,
-            labels: &Labels::new(),
-            outcomes: &outcomes,
-        }]),
-    })
+    Ok(report::render(args.format, &doc)?)
 }
 
 fn from_runs(args: &ReportArgs, store: &dyn Store) -> Result<String, CliError> {
@@ -157,12 +121,11 @@ fn from_runs(args: &ReportArgs, store: &dyn Store) -> Result<String, CliError> {
             )));
         }
     }
-    let title = args.title.clone().unwrap_or_else(|| runs_title(&runs));
-    Ok(match args.format {
-        Format::Html => html::render_runs(&title, &runs),
-        Format::Markdown => html::markdown_runs(&title, &runs),
-        Format::Openmetrics => openmetrics::runs(&runs),
-    })
+    let doc = Document::Runs(Runs {
+        runs: &runs,
+        title: args.title.clone(),
+    });
+    Ok(report::render(args.format, &doc)?)
 }
 
 fn from_comparison(args: &ReportArgs, store: &dyn Store) -> Result<String, CliError> {
@@ -173,14 +136,12 @@ fn from_comparison(args: &ReportArgs, store: &dyn Store) -> Result<String, CliEr
         .collect::<Result<Vec<_>, _>>()?;
     let comparison =
         crate::suite::compare::compare(&groups).map_err(|e| CliError::Usage(e.to_string()))?;
-    let title = args.title.clone().unwrap_or_else(|| {
-        let names: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
-        format!("hostbench compare {}", names.join(" vs "))
+    let doc = Document::Comparison(Compared {
+        comparison: &comparison,
+        groups: &groups,
+        title: args.title.clone(),
     });
-    Ok(match args.format {
-        Format::Markdown => compare_page::markdown(&title, &comparison),
-        _ => compare_page::html(&title, &comparison, &groups),
-    })
+    Ok(report::render(args.format, &doc)?)
 }
 
 pub fn execute(args: ReportArgs) -> Result<ExitCode, CliError> {
@@ -195,11 +156,16 @@ pub fn execute(args: ReportArgs) -> Result<ExitCode, CliError> {
     for g in &args.compare {
         selector(g)?;
     }
-    if !args.compare.is_empty() && args.format == Format::Openmetrics {
-        return Err(CliError::Usage(
-            "--format openmetrics reports runs, not a comparison: give RUN or --last (or use `hostbench export --format openmetrics`)".into(),
-        ));
-    }
+    let kind = if args.soak.is_some() {
+        Kind::Soak
+    } else if !args.compare.is_empty() {
+        Kind::Comparison
+    } else if args.input.is_some() {
+        Kind::Outcomes
+    } else {
+        Kind::Runs
+    };
+    report::check(args.format, kind)?;
     if let Some(out) = &args.output {
         let own_input = match &args.input {
             Some(input) => same_file(out, input),
@@ -216,19 +182,7 @@ pub fn execute(args: ReportArgs) -> Result<ExitCode, CliError> {
         }
     }
     let text = match (&args.input, args.soak) {
-        (_, Some(id)) => {
-            if args.format == Format::Openmetrics {
-                return Err(CliError::Usage(
-                    "--soak ID: a soak is reported as html or markdown; its slices are runs that `hostbench export --format openmetrics` writes".into(),
-                ));
-            }
-            super::soak::report(
-                &args.db,
-                id,
-                args.format == Format::Html,
-                args.title.as_deref(),
-            )?
-        }
+        (_, Some(id)) => super::soak::report(&args.db, id, args.format, args.title.clone())?,
         (Some(path), None) => from_file(&args, path)?,
         (None, None) => {
             let store = open_store(&args.db)?;

@@ -1,9 +1,9 @@
+use super::history::print_stdout;
 use super::save::SaveArgs;
 use super::{CliError, finished};
 use crate::measure::stop_requested;
 use crate::progress::{Expect, Progress};
-use crate::report;
-use crate::report::table::Table;
+use crate::report::{self, Document, Format, Live, Outcomes, SummaryTable};
 use crate::suite::net_step::{Peer, parse_peer};
 use crate::suite::redis_url;
 use crate::suite::run::{Options, Problem, Profile, Status, StepError, plan, summarise_with};
@@ -61,6 +61,8 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
     args.save.check()?;
     crate::workload::disk::check_dir(&args.dir).map_err(|e| CliError::Usage(e.to_string()))?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let format = Format::text_or_json(args.json);
+    let renderer = report::renderer(format);
     let steps = plan(&Options {
         profile: args.profile,
         cpus,
@@ -89,8 +91,8 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
             Err(StepError::Unavailable(why)) => (vec![], Some((Status::Skipped, why))),
         };
         for outcome in done {
-            if !args.json {
-                println!("{}", render(&outcome));
+            if let Some(text) = renderer.live(&Live::Outcome(&outcome)) {
+                print_stdout(&text);
             }
             outcomes.push(outcome);
         }
@@ -108,44 +110,30 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
             });
         }
     }
-    let summary = summarise_with(&outcomes, &problems);
-    let verdict = promise.as_ref().map(|p| args.expect.verdict(p, &outcomes));
-    if args.json {
-        println!(
-            "{}",
-            report::json::document_with(&outcomes, &summary, verdict.as_ref().map(|v| v.0.clone()))
-        );
-    } else {
-        let mut table = Table::new(&["area", "result", "verdict"], &[false, false, false]);
-        for line in &summary {
-            table.row(vec![
-                line.area.clone(),
-                line.headline.clone(),
-                line.verdict.clone(),
-            ]);
-        }
-        println!("Summary ({:?} profile)", args.profile);
-        print!("{}", table.render("  "));
-        if let Some((_, text, _)) = &verdict {
-            print!("\n{text}");
-        }
-    }
+    let lines = summarise_with(&outcomes, &problems);
+    let expectation = promise
+        .as_ref()
+        .map(|p| args.expect.expectation(p, &outcomes));
+    let below_promise = expectation.as_ref().is_some_and(|e| !e.pass());
+    let doc = Document::Outcomes(Outcomes {
+        outcomes: &outcomes,
+        summary: Some(SummaryTable::areas(
+            format!("Summary ({:?} profile)", args.profile),
+            &lines,
+        )),
+        expectation,
+        title: None,
+    });
+    // The steps' outcomes were printed as they came (in text): the rest of it.
+    print_stdout(&renderer.end(&doc)?);
     let profile = format!("{:?}", args.profile).to_lowercase();
     args.save.save("run", Some(&profile), &outcomes)?;
-    if failed || verdict.as_ref().is_some_and(|v| !v.2) {
+    if failed || below_promise {
         return Ok(ExitCode::from(1));
     }
     Ok(finished(
         outcomes.iter().any(|o| o.interrupted) || stop_requested(),
     ))
-}
-
-/// A step's outcome as its own command prints it.
-fn render(o: &crate::model::Outcome) -> String {
-    match o.workload.as_str() {
-        "net" => super::net::text(o),
-        _ => report::text::outcome(o),
-    }
 }
 
 /// `--peer` parses and its name resolves, or the run does not start.

@@ -1,11 +1,13 @@
 //! `hostbench soak`: a workload on a schedule (seed 002's "10 minutes of 4k random
 //! 70/30 every hour for a day"), every slice stored, resumable, judged by its CV,
 //! deepest drop and the slices below a share of the median. The schedule and the
-//! slices live in `suite::soak`; the text and the pages in `report::soak`.
+//! slices live in `suite::soak`; the text and the pages are `report`'s (a
+//! `Document::Soak`, its timeline printed live as `Live` pieces).
 
+use super::history::print_stdout;
 use super::save::DbArg;
-use super::{CliError, parse_duration};
-use crate::report::soak as render;
+use super::{CliError, parse_duration, print_doc};
+use crate::report::{self, Document, Format, Live, Soaked};
 use crate::store::soak::{Slice, Soak, SoakPlan, SoakState};
 use crate::store::{self, Labels, Store};
 use crate::suite::soak::{self as soak, End, SoakError, stats::Kind};
@@ -123,20 +125,15 @@ fn show(args: &SoakArgs, id: i64) -> Result<ExitCode, CliError> {
     let threshold = args.threshold.map(check_threshold).transpose()?;
     let (_, soak) = load(&args.db, id)?;
     let summary = soak::summarise(&soak, threshold);
-    if args.json {
-        println!("{}", document(&soak, &summary));
-    } else {
-        print!("{}", render::text(&soak, &summary));
-    }
+    print_doc(
+        Format::text_or_json(args.json),
+        &Document::Soak(Soaked {
+            soak: &soak,
+            summary: &summary,
+            title: None,
+        }),
+    )?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn document(soak: &Soak, summary: &soak::Summary) -> String {
-    serde_json::to_string_pretty(&serde_json::json!({
-        "soak": soak,
-        "summary": summary,
-    }))
-    .expect("a soak always serialises")
 }
 
 fn list(args: &SoakArgs) -> Result<ExitCode, CliError> {
@@ -145,40 +142,11 @@ fn list(args: &SoakArgs) -> Result<ExitCode, CliError> {
         Some(store) => store.list_soaks()?,
         None => Vec::new(),
     };
-    if args.json {
-        let list: Vec<serde_json::Value> = soaks
-            .iter()
-            .map(|s| serde_json::json!({"soak": s, "summary": soak::summarise(s, None)}))
-            .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&list).expect("soaks serialise")
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    if soaks.is_empty() {
+    let text = report::render(Format::text_or_json(args.json), &Document::Soaks(&soaks))?;
+    if text.is_empty() {
         eprintln!("no soaks in {}", location.display());
-        return Ok(ExitCode::SUCCESS);
     }
-    let mut t = crate::report::table::Table::new(
-        &["id", "from (UTC)", "soak", "state", "slices", "verdict"],
-        &[true, false, false, false, false, false],
-    );
-    for s in &soaks {
-        let summary = soak::summarise(s, None);
-        t.row(vec![
-            s.id.to_string(),
-            soak::utc(s.plan.start_ms),
-            render::describe(s),
-            s.state.as_str().into(),
-            format!(
-                "{}/{} measured, {} missed, {} failed",
-                summary.measured, summary.slices_planned, summary.missed, summary.failed
-            ),
-            format!("{:?}", summary.verdict.kind).to_lowercase(),
-        ]);
-    }
-    print!("{}", t.render(""));
+    print_stdout(&text);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -258,7 +226,7 @@ fn start(args: &SoakArgs) -> Result<ExitCode, CliError> {
     let soak = store
         .load_soak(id)?
         .ok_or_else(|| usage(format!("soak {id} vanished from the store")))?;
-    drive(store, soak, args.json)
+    drive(store, soak, Format::text_or_json(args.json))
 }
 
 fn resume(args: &SoakArgs, id: i64) -> Result<ExitCode, CliError> {
@@ -272,11 +240,14 @@ fn resume(args: &SoakArgs, id: i64) -> Result<ExitCode, CliError> {
         SoakState::Finished => {
             eprintln!("soak {id} is finished; its result:");
             let summary = soak::summarise(&soak, None);
-            if args.json {
-                println!("{}", document(&soak, &summary));
-            } else {
-                print!("{}", render::text(&soak, &summary));
-            }
+            print_doc(
+                Format::text_or_json(args.json),
+                &Document::Soak(Soaked {
+                    soak: &soak,
+                    summary: &summary,
+                    title: None,
+                }),
+            )?;
             return Ok(ExitCode::SUCCESS);
         }
         SoakState::Running | SoakState::Stopped => {}
@@ -293,24 +264,23 @@ fn resume(args: &SoakArgs, id: i64) -> Result<ExitCode, CliError> {
         soak.slices.len(),
         soak.plan.slice_count()
     );
-    drive(store, soak, args.json)
+    drive(store, soak, Format::text_or_json(args.json))
 }
 
 /// Runs the remaining slices with the live timeline, then records how it ended.
-fn drive(mut store: Box<dyn Store>, mut soak: Soak, json: bool) -> Result<ExitCode, CliError> {
-    let say = |text: &str| {
-        if json {
-            eprint!("{text}");
-        } else {
+fn drive(mut store: Box<dyn Store>, mut soak: Soak, format: Format) -> Result<ExitCode, CliError> {
+    let renderer = report::renderer(format);
+    // The timeline as it happens: on stdout in a format that prints as it goes, else
+    // (JSON at the end) as text on stderr.
+    let say = |piece: Live| match renderer.live(&piece) {
+        Some(text) => {
             print!("{text}");
             use std::io::Write;
             let _ = std::io::stdout().flush();
         }
+        None => eprint!("{}", report::text::live(&piece)),
     };
-    let intro = render::header(&soak, None, None);
-    let mut lines = intro.lines();
-    let (first, second) = (lines.next().unwrap_or(""), lines.next().unwrap_or(""));
-    say(&format!("{first}\n{second}\n"));
+    say(Live::SoakStart(&soak));
     let mut headed = false;
     let mut head = |soak: &Soak, slice: &Slice| {
         if !headed {
@@ -318,25 +288,18 @@ fn drive(mut store: Box<dyn Store>, mut soak: Soak, json: bool) -> Result<ExitCo
                 .figure
                 .as_ref()
                 .or_else(|| soak.slices.iter().find_map(|s| s.figure.as_ref()));
-            let columns = render::header(soak, f.map(|f| f.metric.as_str()), f.map(|f| f.unit));
-            say(&format!("{}\n", columns.lines().nth(2).unwrap_or("")));
+            say(Live::SoakColumns(soak, f));
             headed = true;
         }
     };
     // A resumed soak shows what it had first.
     for slice in &soak.slices {
         head(&soak, slice);
-        say(&format!(
-            "{}\n",
-            render::line(&soak, slice, render::median_so_far(&soak, slice.seq))
-        ));
+        say(Live::Slice(&soak, slice));
     }
     let mut shown = |soak: &Soak, slice: &Slice| {
         head(soak, slice);
-        say(&format!(
-            "{}\n",
-            render::line(soak, slice, render::median_so_far(soak, slice.seq))
-        ));
+        say(Live::Slice(soak, slice));
     };
     let end = soak::drive(store.as_mut(), &mut soak, &mut shown).map_err(from_soak)?;
     let (state, code) = match &end {
@@ -369,11 +332,13 @@ fn drive(mut store: Box<dyn Store>, mut soak: Soak, json: bool) -> Result<ExitCo
         End::Finished | End::Stopped => {}
     }
     let summary = soak::summarise(&soak, None);
-    if json {
-        println!("{}", document(&soak, &summary));
-    } else {
-        print!("{}", render::summary_text(&soak, &summary));
-    }
+    let doc = Document::Soak(Soaked {
+        soak: &soak,
+        summary: &summary,
+        title: None,
+    });
+    // The slices were printed as they came (in text): the statistics and verdict.
+    print_stdout(&renderer.end(&doc)?);
     if state == SoakState::Stopped {
         eprintln!(
             "stopped; the finished slices are saved. Continue with: hostbench soak --resume {}",
@@ -390,14 +355,19 @@ fn drive(mut store: Box<dyn Store>, mut soak: Soak, json: bool) -> Result<ExitCo
     ))
 }
 
-/// `hostbench report --soak ID`: the page (or Markdown) for a stored soak.
-pub fn report(db: &DbArg, id: i64, html: bool, title: Option<&str>) -> Result<String, CliError> {
+/// `hostbench report --soak ID`: a stored soak in `format` (a page by default).
+pub fn report(
+    db: &DbArg,
+    id: i64,
+    format: Format,
+    title: Option<String>,
+) -> Result<String, CliError> {
     let (_, soak) = load(db, id)?;
     let summary = soak::summarise(&soak, None);
-    let title = title.map_or_else(|| format!("hostbench soak {id}"), str::to_string);
-    Ok(if html {
-        render::html(&title, &soak, &summary)
-    } else {
-        render::markdown(&title, &soak, &summary)
-    })
+    let doc = Document::Soak(Soaked {
+        soak: &soak,
+        summary: &summary,
+        title,
+    });
+    Ok(report::render(format, &doc)?)
 }

@@ -1,81 +1,13 @@
-//! The human form of `hostbench compare`: the groups, one row per matched metric with
-//! each group's value (mean ± σ with repeats) and its ratio to the first, then the
-//! geometric mean per area.
+//! A comparison's figures in words, the same in every format: a row's cells, a
+//! value with its σ (`1.32 ± 0.04 ms`), a ratio (`2.18x faster`), a geometric mean.
+//! The arithmetic is `suite::compare`'s; the layouts are text.rs, markdown.rs and
+//! html.rs (its charts in charts.rs).
 
-use super::table::Table;
 use super::{metric_label, thousands};
 use crate::model::Unit;
-use crate::suite::compare::{Comparison, Geomean, Ratio, Row, Stat};
+use crate::suite::compare::{Geomean, Ratio, Row, Stat};
 
 pub use crate::suite::compare::letter;
-
-pub fn render(c: &Comparison) -> String {
-    let mut out = String::from("Groups (A is the reference)\n");
-    let mut groups = Table::new(
-        &["", "group", "runs", "hosts"],
-        &[false, false, false, false],
-    );
-    for (i, g) in c.groups.iter().enumerate() {
-        let runs = if g.runs.len() == 1 {
-            format!("run {}", g.runs[0])
-        } else {
-            let ids: Vec<String> = g.runs.iter().map(|r| r.to_string()).collect();
-            format!("{} runs ({})", g.runs.len(), ids.join(", "))
-        };
-        groups.row(vec![letter(i), g.name.clone(), runs, g.hosts.join(", ")]);
-    }
-    out += &groups.render("  ");
-    out.push('\n');
-
-    if c.rows.is_empty() {
-        out += "No metric was measured by the first group and another: nothing to compare.\n";
-    } else {
-        let mut header = vec![
-            "area".to_string(),
-            "test".into(),
-            "metric".into(),
-            "thr".into(),
-        ];
-        let mut right = vec![false, false, false, true];
-        for i in 0..c.groups.len() {
-            header.push(letter(i));
-            right.push(true);
-            if i > 0 {
-                header.push(format!("{}/A", letter(i)));
-                right.push(false);
-            }
-        }
-        let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
-        let mut t = Table::new(&header_refs, &right);
-        for row in &c.rows {
-            t.row(cells(row));
-        }
-        out += &t.render("");
-    }
-
-    if !c.areas.is_empty() && c.groups.len() > 1 {
-        out += "\nSummary: geometric mean of the speedups per area (above 1x: better than A)\n";
-        let mut header = vec!["area".to_string()];
-        for i in 1..c.groups.len() {
-            header.push(format!("{} vs A", letter(i)));
-        }
-        let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
-        let right: Vec<bool> = header.iter().map(|_| false).collect();
-        let mut t = Table::new(&header_refs, &right);
-        for a in &c.areas {
-            let mut cells = vec![a.area.clone()];
-            for g in a.geomean.iter().skip(1) {
-                cells.push(g.as_ref().map(geomean_text).unwrap_or_else(|| "–".into()));
-            }
-            t.row(cells);
-        }
-        out += &t.render("  ");
-    }
-    for n in &c.notes {
-        out += &format!("note: {n}\n");
-    }
-    out
-}
 
 /// area, test, metric, threads, then per group its value and (after A) its ratio.
 pub fn cells(row: &Row) -> Vec<String> {

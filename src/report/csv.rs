@@ -1,7 +1,31 @@
-//! CSV: one row per metric of every stored run, for spreadsheets and `awk`.
+//! CSV: one row per metric of every stored run (or of a result file's outcomes),
+//! for spreadsheets and `awk`.
 //! Values are in base units (the `unit` column names them), as in the JSON.
 
-use crate::store::{StoredRun, outcome_test};
+use super::{Document, Kind, Renderer, Unsupported};
+use crate::model::Outcome;
+use crate::store::{RunInfo, StoredRun, outcome_test};
+
+pub struct Csv;
+
+impl Renderer for Csv {
+    fn supports(&self, kind: Kind) -> bool {
+        matches!(
+            kind,
+            Kind::Outcome | Kind::Outcomes | Kind::Run | Kind::Runs
+        )
+    }
+
+    fn render(&self, doc: &Document) -> Result<String, Unsupported> {
+        match doc {
+            Document::Outcome(one) => Ok(rows([(None, std::slice::from_ref(one.outcome))])),
+            Document::Outcomes(o) => Ok(rows([(None, o.outcomes)])),
+            Document::Run(run) => Ok(runs(std::slice::from_ref(*run))),
+            Document::Runs(r) => Ok(runs(r.runs)),
+            _ => Err(Unsupported::new(super::Format::Csv, doc.kind())),
+        }
+    }
+}
 
 const HEADER: [&str; 18] = [
     "run",
@@ -24,24 +48,33 @@ const HEADER: [&str; 18] = [
     "better",
 ];
 
+/// One row per metric of every run, under the header.
 pub fn runs(runs: &[StoredRun]) -> String {
+    rows(runs.iter().map(|r| (Some(&r.info), r.outcomes.as_slice())))
+}
+
+/// One row per metric of every outcome; the run's columns are empty for outcomes
+/// that were not stored (a result file's).
+fn rows<'a>(sources: impl IntoIterator<Item = (Option<&'a RunInfo>, &'a [Outcome])>) -> String {
     let mut out = line(HEADER.iter().map(|s| s.to_string()));
-    for run in runs {
-        let r = &run.info;
-        let labels = r
-            .labels
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(";");
-        for (i, o) in run.outcomes.iter().enumerate() {
+    for (info, outcomes) in sources {
+        let labels = info
+            .map(|r| {
+                r.labels
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(";")
+            })
+            .unwrap_or_default();
+        for (i, o) in outcomes.iter().enumerate() {
             for m in &o.metrics {
                 out += &line([
-                    r.id.to_string(),
+                    info.map(|r| r.id.to_string()).unwrap_or_default(),
                     o.started_at.clone(),
                     o.host.hostname.clone(),
-                    r.command.clone(),
-                    r.profile.clone().unwrap_or_default(),
+                    info.map(|r| r.command.clone()).unwrap_or_default(),
+                    info.and_then(|r| r.profile.clone()).unwrap_or_default(),
                     labels.clone(),
                     o.interrupted.to_string(),
                     i.to_string(),

@@ -1,361 +1,49 @@
-//! One self-contained HTML page for a set of outcomes: a metrics table, the
-//! per-second timelines and the latency percentile curve of each, drawn as inline
-//! SVG. Nothing is fetched from the network, so the file opens anywhere, offline,
-//! and can be mailed or archived as it is.
+//! HTML: one self-contained page per document (inline SVG charts from charts.rs,
+//! nothing fetched from the network, so the file opens anywhere, offline, and can
+//! be mailed or archived as it is). Every page has the same frame (`page`: header,
+//! style, footer): outcomes with their metrics table, timelines and latency curve;
+//! stored runs with `run`'s summary; a comparison led by the per-area geometric
+//! means, then bars per test and overlaid latency curves; a soak's timeline chart
+//! with its statistics.
 
-use super::{format_value, metric_label};
-use crate::model::{Latency, Outcome};
+use super::charts::{
+    bars, esc, geomean_chart, latency_overlays, line_chart, percentile_chart, percentile_curve,
+    soak_timeline, swatch, timelines, verdict_class,
+};
+use super::compare::{geomean_text, letter};
+use super::soak::{describe, figure_head, stats_rows, timeline_cells, unmeasured_note};
+use super::{
+    Document, Format, Kind, Renderer, Unsupported, format_value, kind_of, metric_label, title_of,
+};
+use crate::model::Outcome;
 use crate::store::StoredRun;
+use crate::store::soak::{SliceStatus, Soak};
+use crate::suite::compare::{Comparison, Group, Row};
+use crate::suite::soak::{Summary, utc};
 use std::fmt::Write;
 
-pub(crate) const WIDTH: f64 = 720.0;
-pub(crate) const HEIGHT: f64 = 240.0;
-pub(crate) const MARGIN: (f64, f64, f64, f64) = (56.0, 16.0, 24.0, 36.0); // left, right, top, bottom
-/// Series and group colours, in order (the compare page uses the same).
-pub(crate) const COLOURS: [&str; 6] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-];
+pub struct Html;
 
-/// Text made safe inside HTML and SVG, attributes included.
-pub(crate) fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// 1, 2, 5 × 10^k steps that give about five ticks over `max`.
-pub(crate) fn nice_step(max: f64) -> f64 {
-    if max <= 0.0 || !max.is_finite() {
-        return 1.0;
+impl Renderer for Html {
+    fn supports(&self, kind: Kind) -> bool {
+        matches!(
+            kind,
+            Kind::Outcome | Kind::Outcomes | Kind::Run | Kind::Runs | Kind::Comparison | Kind::Soak
+        )
     }
-    let raw = max / 5.0;
-    let mag = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|m| m * mag)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * mag)
-}
 
-/// A tick label: `12.5k`, `2.5M`, `150`.
-pub(crate) fn short(v: f64) -> String {
-    let a = v.abs();
-    let s = if a >= 1e9 {
-        format!("{:.3}G", v / 1e9)
-    } else if a >= 1e6 {
-        format!("{:.3}M", v / 1e6)
-    } else if a >= 1e4 {
-        format!("{:.1}k", v / 1e3)
-    } else if a >= 100.0 || v.fract() == 0.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    };
-    // 1.500k -> 1.5k, 2.00 -> 2; whole numbers keep their zeros.
-    match s.find('.') {
-        Some(dot) => {
-            let unit: String = s[dot..].chars().filter(|c| c.is_alphabetic()).collect();
-            let digits = s[..s.len() - unit.len()]
-                .trim_end_matches('0')
-                .trim_end_matches('.');
-            format!("{digits}{unit}")
-        }
-        None => s,
-    }
-}
-
-/// A line chart: each series is (name, points); y from 0; x ticks at the first,
-/// middle and last x.
-pub fn line_chart(title: &str, x_label: &str, series: &[(String, Vec<(f64, f64)>)]) -> String {
-    line_chart_ticks(title, x_label, series, &[])
-}
-
-/// Latency by percentile (from `percentile_curve`), x ticks named p50, p90, p99, ...
-pub fn percentile_chart(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> String {
-    line_chart_ticks(
-        title,
-        "percentile (log scale towards the tail)",
-        series,
-        &[
-            (0.0, "p0"),
-            (-(0.5f64.log10()), "p50"),
-            (1.0, "p90"),
-            (2.0, "p99"),
-            (3.0, "p99.9"),
-            (4.0, "p99.99"),
-            (5.0, "max"),
-        ],
-    )
-}
-
-/// A line chart with x ticks where given (those inside the data's range), else at
-/// the first, middle and last x.
-pub fn line_chart_ticks(
-    title: &str,
-    x_label: &str,
-    series: &[(String, Vec<(f64, f64)>)],
-    x_ticks: &[(f64, &str)],
-) -> String {
-    let points: Vec<&(f64, f64)> = series.iter().flat_map(|s| s.1.iter()).collect();
-    if points.is_empty() {
-        return String::new();
-    }
-    let x_min = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
-    let x_max = points.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
-    let y_max = points.iter().map(|p| p.1).fold(0.0, f64::max);
-    let (step, y_top) = y_scale(y_max);
-    let (l, t, pw, ph) = plot_area();
-    let sx = |x: f64| {
-        if x_max > x_min {
-            l + (x - x_min) / (x_max - x_min) * pw
-        } else {
-            l + pw / 2.0
-        }
-    };
-    let sy = |y: f64| t + ph - y / y_top * ph;
-    let mut svg = svg_open(title);
-    y_grid(&mut svg, step, y_top, sy);
-    let ticks: Vec<(f64, String)> = if x_ticks.is_empty() {
-        [x_min, (x_min + x_max) / 2.0, x_max]
-            .into_iter()
-            .map(|x| (x, short(x)))
-            .collect()
-    } else {
-        x_ticks
-            .iter()
-            .filter(|(x, _)| *x >= x_min - 1e-9 && *x <= x_max + 1e-9)
-            .map(|(x, name)| (*x, name.to_string()))
-            .collect()
-    };
-    for (x, name) in ticks {
-        x_tick(&mut svg, sx(x), &name);
-    }
-    x_axis_label(&mut svg, x_label);
-    let mut legend_x = l + 8.0;
-    for (i, (name, pts)) in series.iter().enumerate() {
-        let colour = COLOURS[i % COLOURS.len()];
-        let path: Vec<String> = pts
-            .iter()
-            .map(|(x, y)| format!("{:.1},{:.1}", sx(*x), sy(*y)))
-            .collect();
-        let _ = write!(
-            svg,
-            r#"<polyline fill="none" stroke="{colour}" stroke-width="2" points="{}"><title>{}</title></polyline>"#,
-            path.join(" "),
-            esc(name)
-        );
-        if pts.len() == 1 {
-            let _ = write!(
-                svg,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{colour}"/>"#,
-                sx(pts[0].0),
-                sy(pts[0].1)
-            );
-        }
-        let _ = write!(
-            svg,
-            r#"<rect x="{:.1}" y="{}" width="10" height="10" fill="{colour}"/><text x="{:.1}" y="{}" class="legend">{}</text>"#,
-            legend_x,
-            t - 14.0,
-            legend_x + 14.0,
-            t - 5.0,
-            esc(name)
-        );
-        // The next key after this one's text (about 6.8 units a character at 12 px).
-        legend_x += 14.0 + 6.8 * name.chars().count() as f64 + 18.0;
-    }
-    figure(title, svg)
-}
-
-// The pieces every chart is drawn with (the soak page's timeline uses them too), so
-// one chart style lives here.
-
-/// The y scale from 0 for values up to `y_max`: the tick step and the round top.
-pub(crate) fn y_scale(y_max: f64) -> (f64, f64) {
-    let step = nice_step(y_max);
-    (step, (y_max / step).ceil().max(1.0) * step)
-}
-
-/// The plot area inside the margins: left, top, width, height.
-pub(crate) fn plot_area() -> (f64, f64, f64, f64) {
-    let (l, r, t, b) = MARGIN;
-    (l, t, WIDTH - l - r, HEIGHT - t - b)
-}
-
-/// The opening `<svg>` tag of a chart named `title`.
-pub(crate) fn svg_open(title: &str) -> String {
-    format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{}" class="chart">"#,
-        esc(title)
-    )
-}
-
-/// Horizontal grid lines with their y tick labels, from 0 to `y_top` every `step`;
-/// `sy` maps a value to its y coordinate.
-pub(crate) fn y_grid(svg: &mut String, step: f64, y_top: f64, sy: impl Fn(f64) -> f64) {
-    let (l, _, pw, _) = plot_area();
-    let mut y = 0.0;
-    while y <= y_top + step / 2.0 {
-        let _ = write!(
-            svg,
-            r##"<line x1="{l}" x2="{}" y1="{py:.1}" y2="{py:.1}" stroke="#e5e5e5"/><text x="{}" y="{:.1}" text-anchor="end" class="tick">{}</text>"##,
-            l + pw,
-            l - 6.0,
-            sy(y) + 4.0,
-            short(y),
-            py = sy(y)
-        );
-        y += step;
-    }
-}
-
-/// A tick label under the x axis at coordinate `x`.
-pub(crate) fn x_tick(svg: &mut String, x: f64, label: &str) {
-    let (_, t, _, ph) = plot_area();
-    let _ = write!(
-        svg,
-        r#"<text x="{x:.1}" y="{}" text-anchor="middle" class="tick">{}</text>"#,
-        t + ph + 16.0,
-        esc(label)
-    );
-}
-
-/// The x axis' name, centred under its tick labels.
-pub(crate) fn x_axis_label(svg: &mut String, label: &str) {
-    let (l, _, pw, _) = plot_area();
-    let _ = write!(
-        svg,
-        r#"<text x="{:.1}" y="{}" text-anchor="middle" class="axis">{}</text>"#,
-        l + pw / 2.0,
-        HEIGHT - 4.0,
-        esc(label)
-    );
-}
-
-/// Closes the chart's `<svg>` and puts it in a figure captioned `title`.
-pub(crate) fn figure(title: &str, mut svg: String) -> String {
-    svg.push_str("</svg>");
-    format!(
-        "<figure><figcaption>{}</figcaption>{svg}</figure>",
-        esc(title)
-    )
-}
-
-/// Latency at each percentile, from the stored histogram buckets (value, count).
-pub(crate) fn percentile_curve(lat: &Latency) -> Vec<(f64, f64)> {
-    // x = -log10(1 - p): 0 at p0, 1 at p90, 2 at p99, 3 at p99.9; the maximum at 5.
-    let x_of = |p: f64| {
-        if p >= 1.0 {
-            5.0
-        } else {
-            (-(1.0 - p).log10()).min(5.0)
-        }
-    };
-    let total: u64 = lat.buckets.iter().map(|b| b.1).sum();
-    if total == 0 {
-        // No buckets kept: the percentiles the outcome lists.
-        return lat
-            .percentiles
-            .iter()
-            .map(|p| (x_of(p.p / 100.0), p.ns / 1e3))
-            .collect();
-    }
-    let mut seen = 0u64;
-    let mut out = Vec::new();
-    for (value, count) in &lat.buckets {
-        seen += count;
-        out.push((x_of(seen as f64 / total as f64), value / 1e3));
-    }
-    out
-}
-
-/// Timeline series grouped by unit: rates of operations apart from bytes.
-/// Named point series, and charts of them under a unit.
-type Series = (String, Vec<(f64, f64)>);
-type Chart = (String, Vec<Series>);
-
-/// A sample value that says which phase a sample belongs to rather than what it
-/// measured (`cpu` runs 1 thread, then all): series are split by it, never drawn.
-const PHASE_KEY: &str = "threads";
-
-fn timelines(o: &Outcome) -> Vec<Chart> {
-    let mut keys: Vec<&String> = o
-        .series
-        .iter()
-        .flat_map(|s| s.values.keys())
-        .filter(|k| *k != PHASE_KEY)
-        .collect();
-    keys.sort();
-    keys.dedup();
-    let mut phases: Vec<Option<u64>> = Vec::new();
-    let phase_of = |s: &crate::model::Sample| s.values.get(PHASE_KEY).map(|t| *t as u64);
-    for s in &o.series {
-        if !phases.contains(&phase_of(s)) {
-            phases.push(phase_of(s));
+    fn render(&self, doc: &Document) -> Result<String, Unsupported> {
+        let title = doc.title();
+        match doc {
+            Document::Outcome(one) => Ok(outcomes(&title, std::slice::from_ref(one.outcome))),
+            Document::Outcomes(o) => Ok(outcomes(&title, o.outcomes)),
+            Document::Run(run) => Ok(runs(&title, std::slice::from_ref(*run))),
+            Document::Runs(r) => Ok(runs(&title, r.runs)),
+            Document::Comparison(c) => Ok(comparison(&title, c.comparison, c.groups)),
+            Document::Soak(s) => Ok(soak(&title, s.soak, s.summary)),
+            _ => Err(Unsupported::new(Format::Html, doc.kind())),
         }
     }
-    let mut groups: Vec<Chart> = Vec::new();
-    for key in keys {
-        for phase in &phases {
-            let pts: Vec<(f64, f64)> = o
-                .series
-                .iter()
-                .filter(|s| phase_of(s) == *phase)
-                .filter_map(|s| s.values.get(key).map(|v| (s.at_s, *v)))
-                .collect();
-            if pts.is_empty() || pts.iter().all(|p| p.1 == 0.0) {
-                continue;
-            }
-            let (group, scale) = if key.contains("bytes") {
-                ("MB/s", 1e-6)
-            } else if key.contains("latency") || key.ends_with("_ns") {
-                ("latency (µs)", 1e-3)
-            } else {
-                ("per second", 1.0)
-            };
-            let pts = pts.into_iter().map(|(x, y)| (x, y * scale)).collect();
-            let name = match phase {
-                Some(t) => format!("{}, {}", metric_label(key), threads_text(*t as usize)),
-                None => metric_label(key),
-            };
-            match groups.iter_mut().find(|g| g.0 == group) {
-                Some(g) => g.1.push((name, pts)),
-                None => groups.push((group.to_string(), vec![(name, pts)])),
-            }
-        }
-    }
-    groups
-}
-
-/// `1 thread`, `2 threads`.
-fn threads_text(t: usize) -> String {
-    format!("{t} thread{}", if t == 1 { "" } else { "s" })
-}
-
-fn title_of(o: &Outcome) -> String {
-    let name = o
-        .spec
-        .get("name")
-        .and_then(|n| n.as_str())
-        .map(|n| format!(" · {n}"))
-        .unwrap_or_default();
-    format!("{}{name}", o.workload)
-}
-
-fn kind_of(m: &crate::model::Metric) -> String {
-    let mut parts: Vec<String> = [m.variant.clone(), m.threads.map(threads_text)]
-        .into_iter()
-        .flatten()
-        .collect();
-    if let Some(ws) = m.working_set {
-        parts.push(format!(
-            "{} ({})",
-            crate::units::format_bytes(ws.bytes),
-            ws.tier.label()
-        ));
-    }
-    parts.join(", ")
 }
 
 /// One outcome: its metrics, timelines and latency curve, under a heading of `level`.
@@ -480,15 +168,15 @@ pub(crate) fn chips(labels: &crate::store::Labels) -> String {
         .collect()
 }
 
-/// The page of outcomes read from a JSON file.
-pub fn render(title: &str, outcomes: &[Outcome]) -> String {
+/// The page of outcomes (of a result file).
+fn outcomes(title: &str, outcomes: &[Outcome]) -> String {
     let header = outcomes.first().map(host_line).unwrap_or_default();
     let body: String = outcomes.iter().map(|o| section(o, 2)).collect();
     page(title, &header, &body)
 }
 
 /// The page of stored runs: per run its command, labels, `run`'s summary and outcomes.
-pub fn render_runs(title: &str, runs: &[StoredRun]) -> String {
+fn runs(title: &str, runs: &[StoredRun]) -> String {
     let first = runs.iter().flat_map(|r| r.outcomes.first()).next();
     let one_host = runs
         .iter()
@@ -541,86 +229,210 @@ pub fn render_runs(title: &str, runs: &[StoredRun]) -> String {
     page(title, &header, &body)
 }
 
-fn outcome_markdown(md: &mut String, o: &Outcome, heading: &str) {
-    let _ = write!(
-        md,
-        "\n{heading} {}\n\n{} · {} · {} CPUs · {:.1} s{}\n\n| metric | kind | value |\n|---|---|---:|\n",
-        title_of(o),
-        o.host.hostname,
-        o.host.cpu_model,
-        o.host.logical_cpus,
-        o.elapsed_s,
-        if o.interrupted { " · interrupted" } else { "" }
+// A comparison.
+
+/// The groups with their colours, runs and hosts.
+fn groups_table(c: &Comparison, groups: &[Group]) -> String {
+    let mut s = String::from(
+        "<table><tr><th></th><th>group</th><th>runs</th><th>hosts</th><th>labels</th></tr>",
     );
-    for m in &o.metrics {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} |",
-            md_cell(&metric_label(&m.name)),
-            md_cell(&kind_of(m)),
-            format_value(m)
-        );
-    }
-    for n in &o.notes {
-        let _ = writeln!(md, "\n> {n}");
-    }
-}
-
-/// A table cell: a `|` would end it early.
-pub(crate) fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
-/// The same content as Markdown tables (no charts), for issues and wikis.
-pub fn markdown(title: &str, outcomes: &[Outcome]) -> String {
-    let mut md = format!("# {title}\n");
-    for o in outcomes {
-        outcome_markdown(&mut md, o, "##");
-    }
-    md
-}
-
-/// Stored runs as Markdown: per run a heading, its labels, `run`'s summary, outcomes.
-pub fn markdown_runs(title: &str, runs: &[StoredRun]) -> String {
-    let mut md = format!("# {title}\n");
-    for run in runs {
-        let r = &run.info;
-        let _ = write!(
-            md,
-            "\n## Run {} · {}\n\n{} · started {}{}\n",
-            r.id,
-            r.command_text(),
-            r.host.hostname,
-            r.started_at,
-            if r.interrupted { " · interrupted" } else { "" }
-        );
-        if !r.labels.is_empty() {
-            let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("`{k}={v}`")).collect();
-            let _ = writeln!(md, "\nLabels: {}", labels.join(" "));
-        }
-        if r.command == "run" {
-            md.push_str("\n| area | result | verdict |\n|---|---|---|\n");
-            for line in crate::suite::run::summarise(&run.outcomes) {
-                let _ = writeln!(
-                    md,
-                    "| {} | {} | {} |",
-                    md_cell(&line.area),
-                    md_cell(&line.headline),
-                    md_cell(&line.verdict)
-                );
+    for (i, g) in c.groups.iter().enumerate() {
+        let runs: Vec<String> = g.runs.iter().map(|r| r.to_string()).collect();
+        // Labels every run of the group carries.
+        let mut common = groups
+            .get(i)
+            .and_then(|g| g.runs.first())
+            .map(|r| r.info.labels.clone())
+            .unwrap_or_default();
+        if let Some(group) = groups.get(i) {
+            for run in &group.runs {
+                common.retain(|k, v| run.info.labels.get(k) == Some(v));
             }
         }
-        for o in &run.outcomes {
-            outcome_markdown(&mut md, o, "###");
+        let _ = write!(
+            s,
+            "<tr><td>{} <strong>{}</strong>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            swatch(i),
+            letter(i),
+            if i == 0 { " (reference)" } else { "" },
+            esc(&g.name),
+            esc(&runs.join(", ")),
+            esc(&g.hosts.join(", ")),
+            chips(&common)
+        );
+    }
+    s.push_str("</table>");
+    s
+}
+
+/// Rows grouped by (area, test), in the comparison's order.
+fn blocks(c: &Comparison) -> Vec<(String, Vec<&Row>)> {
+    let mut out: Vec<(String, Vec<&Row>)> = Vec::new();
+    for row in &c.rows {
+        let title = match &row.test {
+            Some(t) => format!("{} · {t}", row.key.area),
+            None if row.key.workload != row.key.area => {
+                format!("{} · {}", row.key.area, row.key.workload)
+            }
+            None => row.key.area.clone(),
+        };
+        match out.last_mut() {
+            Some((t, rows)) if *t == title => rows.push(row),
+            _ => out.push((title, vec![row])),
         }
     }
-    md
+    out
+}
+
+/// The comparison as a page. `groups` are the runs it was computed from (for the
+/// labels and the latency curves).
+fn comparison(title: &str, c: &Comparison, groups: &[Group]) -> String {
+    let mut header = String::from("<p class=\"meta\">");
+    for (i, g) in c.groups.iter().enumerate() {
+        if i > 0 {
+            header.push_str(" &nbsp; ");
+        }
+        let _ = write!(
+            header,
+            "{} <strong>{}</strong> {}",
+            swatch(i),
+            letter(i),
+            esc(&g.name)
+        );
+    }
+    header.push_str(" · ratios are against A</p>");
+    let mut body = String::from("<section><h2>Groups</h2>");
+    body.push_str(&groups_table(c, groups));
+    body.push_str("</section>");
+    if c.rows.is_empty() {
+        body.push_str(
+            "<p>No metric was measured by the first group and another: nothing to compare.</p>",
+        );
+    }
+    if !c.areas.is_empty() && c.groups.len() > 1 {
+        body.push_str(
+            "<section><h2>Summary</h2><p class=\"meta\">Per area, the geometric mean of the speedups \
+             over A (each ratio turned so that above 1x is better, as SPEC and PTS do); ± one standard \
+             deviation where there are repeats.</p><figure>",
+        );
+        body.push_str(&geomean_chart(c));
+        body.push_str("</figure><table class=\"summary\"><tr><th>area</th>");
+        for i in 1..c.groups.len() {
+            let _ = write!(body, "<th>{} vs A</th>", letter(i));
+        }
+        body.push_str("</tr>");
+        for a in &c.areas {
+            let _ = write!(body, "<tr><td>{}</td>", esc(&a.area));
+            for g in a.geomean.iter().skip(1) {
+                match g {
+                    Some(g) => {
+                        let _ = write!(
+                            body,
+                            "<td class=\"{}\">{}</td>",
+                            verdict_class(&g.verdict),
+                            esc(&geomean_text(g))
+                        );
+                    }
+                    None => body.push_str("<td>–</td>"),
+                }
+            }
+            body.push_str("</tr>");
+        }
+        body.push_str("</table></section>");
+    }
+    if !c.rows.is_empty() {
+        body.push_str(
+            "<section><h2>Per metric</h2><p class=\"meta\">Bars: each group's mean (whiskers ± σ \
+             with repeats), scaled per metric; right: the ratio to A and whether that is better.</p>",
+        );
+        for (title, rows) in blocks(c) {
+            let _ = write!(
+                body,
+                "<figure><figcaption>{}</figcaption>{}</figure>",
+                esc(&title),
+                bars(&rows, c.groups.len())
+            );
+        }
+        body.push_str("</section>");
+    }
+    let curves = latency_overlays(groups);
+    if !curves.is_empty() {
+        body.push_str(
+            "<section><h2>Latency percentiles</h2><p class=\"meta\">Each group's first run.</p>",
+        );
+        for chart in curves {
+            body.push_str(&chart);
+        }
+        body.push_str("</section>");
+    }
+    if !c.notes.is_empty() {
+        body.push_str("<section><h2>Notes</h2><ul class=\"notes\">");
+        for n in &c.notes {
+            let _ = write!(body, "<li>{}</li>", esc(n));
+        }
+        body.push_str("</ul></section>");
+    }
+    page(title, &header, &body)
+}
+
+// A soak.
+
+/// The page `hostbench report --soak ID` writes.
+fn soak(title: &str, soak: &Soak, summary: &Summary) -> String {
+    let head = figure_head(summary.metric.as_deref(), summary.unit);
+    // The page frame (header, style, footer) is every report's; only the soak's own
+    // two classes are added.
+    let mut header =
+        String::from("<style>.verdict{font-weight:600}.flagged{color:#d62728}</style>");
+    let _ = write!(
+        header,
+        "<p class=\"meta\">soak {} · {} · from {} UTC · {}</p><p class=\"verdict\">{}</p>",
+        soak.id,
+        esc(&describe(soak)),
+        esc(&utc(soak.plan.start_ms)),
+        soak.state.as_str(),
+        esc(&summary.verdict.text)
+    );
+    let mut body = soak_timeline(soak, summary);
+    body.push_str("<table>");
+    for (k, v) in stats_rows(soak, summary) {
+        let _ = write!(body, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
+    }
+    body.push_str("</table>");
+    let _ = write!(
+        body,
+        "<h2>Timeline</h2><table><tr><th class=\"num\">slice</th><th>due (UTC)</th><th class=\"num\">{}</th><th class=\"num\">of median</th><th>note</th></tr>",
+        esc(&head)
+    );
+    for s in &soak.slices {
+        let (flagged, value, pct) = timeline_cells(summary, s);
+        let note = match s.status {
+            SliceStatus::Done if flagged => "flagged".to_string(),
+            SliceStatus::Done => s.run_id.map(|r| format!("run {r}")).unwrap_or_default(),
+            _ => unmeasured_note(s),
+        };
+        let _ = write!(
+            body,
+            "<tr{}><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            if flagged { " class=\"flagged\"" } else { "" },
+            s.seq + 1,
+            esc(&utc(s.due_ms)),
+            esc(&value),
+            esc(&pct),
+            esc(&note)
+        );
+    }
+    body.push_str("</table>");
+    page(title, &header, &body)
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::host::HostInfo;
     use crate::model::{Metric, Sample, Unit};
+    use crate::store::RunInfo;
+    use crate::suite::compare::compare;
 
     fn sample_outcome() -> Outcome {
         let mut o = Outcome::new(
@@ -644,7 +456,7 @@ mod tests {
 
     #[test]
     fn page_is_self_contained_with_charts() {
-        let page = render("hostbench report", &[sample_outcome()]);
+        let page = outcomes("hostbench report", &[sample_outcome()]);
         assert!(page.starts_with("<!DOCTYPE html>"));
         assert!(page.contains("<svg") && page.contains("<polyline"));
         assert!(page.contains("Timeline, per second"));
@@ -656,61 +468,77 @@ mod tests {
         }
     }
 
+    fn run(id: i64, eps: f64, p99_ns: f64) -> StoredRun {
+        let mut o = Outcome::new("cpu", serde_json::json!({}), HostInfo::default());
+        o.push(Metric::new("events_per_sec", eps, Unit::EventsPerSec).threads(1));
+        o.push(Metric::new("latency_p99", p99_ns, Unit::Nanoseconds).threads(1));
+        StoredRun {
+            info: RunInfo {
+                id,
+                command_line: Vec::new(),
+                started_at: String::new(),
+                saved_at: String::new(),
+                command: "cpu".into(),
+                labels: [("provider".to_string(), format!("p{id}"))].into(),
+                profile: None,
+                interrupted: false,
+                schema_version: 1,
+                tool_version: String::new(),
+                workloads: vec!["cpu".into()],
+                outcome_count: 1,
+                headline: None,
+                host: HostInfo::default(),
+            },
+            outcomes: vec![o],
+        }
+    }
+
+    pub(crate) fn groups() -> Vec<Group> {
+        vec![
+            Group {
+                name: "vm <1>".into(),
+                runs: vec![run(1, 354.62, 2.81e6), run(2, 360.0, 2.9e6)],
+            },
+            Group {
+                name: "desktop".into(),
+                runs: vec![run(3, 772.42, 1.32e6)],
+            },
+        ]
+    }
+
     #[test]
-    fn timelines_split_by_thread_phase() {
-        let mut o = sample_outcome();
-        o.series = [1.0, 2.0]
-            .iter()
-            .flat_map(|&threads| {
-                (1..=3).map(move |i| Sample {
-                    at_s: i as f64,
-                    span_s: 1.0,
-                    values: [
-                        ("events_per_sec".to_string(), 100.0 * threads),
-                        ("threads".to_string(), threads),
-                    ]
-                    .into_iter()
-                    .collect(),
-                })
-            })
-            .collect();
-        let charts = timelines(&o);
-        assert_eq!(charts.len(), 1);
-        let names: Vec<&str> = charts[0].1.iter().map(|s| s.0.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "events per second, 1 thread",
-                "events per second, 2 threads"
-            ]
+    fn page_has_bars_ratios_and_the_summary() {
+        let g = groups();
+        let c = compare(&g).unwrap();
+        let page = comparison("cmp", &c, &g);
+        assert!(page.contains("vm &lt;1&gt;"), "names are escaped");
+        // Two bars per metric (A and B) and one summary bar.
+        assert_eq!(page.matches("<rect x=\"26\"").count(), 4, "{page}");
+        assert!(page.contains("fill=\"#d62728\""), "B's colour");
+        let ratio = 772.42 / ((354.62 + 360.0) / 2.0);
+        assert!(page.contains(&format!("{ratio:.2} ± ")), "{page}");
+        assert!(page.contains("x faster</text>"), "{page}");
+        assert!(page.contains("↓ lower is better") && page.contains("↑ higher is better"));
+        assert!(page.contains("better than A →"));
+        assert!(
+            page.contains("<span class=\"chip\">provider=p3</span>"),
+            "{page}"
         );
-        assert_eq!(
-            charts[0].1[1].1,
-            vec![(1.0, 200.0), (2.0, 200.0), (3.0, 200.0)]
-        );
+        for fetch in ["src=\"http", "href=\"http", "@import", "url("] {
+            assert!(!page.contains(fetch), "{fetch}");
+        }
     }
 
     #[test]
-    fn markdown_has_the_metrics() {
-        let md = markdown("r", &[sample_outcome()]);
-        assert!(md.contains("| read iops | randread |"), "{md}");
-    }
-
-    #[test]
-    fn tick_labels_keep_whole_numbers() {
-        assert_eq!(short(150.0), "150");
-        assert_eq!(short(20.0), "20");
-        assert_eq!(short(1.5), "1.5");
-        assert_eq!(short(2.0), "2");
-        assert_eq!(short(10000.0), "10k");
-        assert_eq!(short(12500.0), "12.5k");
-        assert_eq!(short(2.5e6), "2.5M");
-    }
-
-    #[test]
-    fn ticks_are_round() {
-        assert_eq!(nice_step(2600.0), 1000.0);
-        assert_eq!(nice_step(7.0), 2.0);
-        assert_eq!(nice_step(0.0), 1.0);
+    fn chart_has_a_point_per_measured_slice_and_the_threshold() {
+        let s = crate::report::soak::tests::soak();
+        let summary = crate::suite::soak::summarise(&s, None);
+        let page = soak("soak", &s, &summary);
+        assert_eq!(page.matches("<circle class=\"slice").count(), 3);
+        assert_eq!(page.matches("class=\"slice flagged\"").count(), 1);
+        assert!(page.contains("class=\"threshold\""));
+        assert!(page.contains("class=\"missed\""));
+        // Slice 2 was missed: the line stops at slice 1 and starts again at slice 3.
+        assert_eq!(page.matches("<polyline").count(), 1);
     }
 }

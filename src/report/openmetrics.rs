@@ -9,10 +9,52 @@
 //! disagree about counters' `_total` names. No sample carries a timestamp (the
 //! textfile collector refuses those); `..._started_timestamp_seconds` says when.
 
+use super::{Document, Format, Kind, Renderer, Unsupported};
 use crate::model::{Metric, Outcome, Unit};
 use crate::store::{Labels, StoredRun, outcome_test};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write;
+
+pub struct OpenMetrics;
+
+impl Renderer for OpenMetrics {
+    fn supports(&self, kind: Kind) -> bool {
+        matches!(
+            kind,
+            Kind::Outcome | Kind::Outcomes | Kind::Run | Kind::Runs
+        )
+    }
+
+    fn render(&self, doc: &Document) -> Result<String, Unsupported> {
+        let none = Labels::new();
+        let outcomes = |outcomes| {
+            render(&[Source {
+                run: None,
+                labels: &none,
+                outcomes,
+            }])
+        };
+        match doc {
+            Document::Outcome(one) => Ok(outcomes(std::slice::from_ref(one.outcome))),
+            Document::Outcomes(o) => Ok(outcomes(o.outcomes)),
+            Document::Run(run) => Ok(runs(std::slice::from_ref(*run))),
+            Document::Runs(r) => Ok(runs(r.runs)),
+            _ => Err(Unsupported::new(Format::OpenMetrics, doc.kind())),
+        }
+    }
+
+    fn hint(&self, kind: Kind) -> Option<&'static str> {
+        match kind {
+            Kind::Comparison => Some(
+                "OpenMetrics reports runs, not a comparison: give RUN or --last, or use `hostbench export --format openmetrics`",
+            ),
+            Kind::Soak => Some(
+                "a soak's slices are stored runs: `hostbench export --label soak=ID --format openmetrics` writes them",
+            ),
+            _ => None,
+        }
+    }
+}
 
 /// What one run contributes: its id and labels when it came from the store.
 pub struct Source<'a> {
@@ -22,7 +64,7 @@ pub struct Source<'a> {
 }
 
 /// The runs of the store, each with its id and labels.
-pub fn runs(runs: &[StoredRun]) -> String {
+fn runs(runs: &[StoredRun]) -> String {
     let sources: Vec<Source> = runs
         .iter()
         .map(|r| Source {
@@ -44,6 +86,7 @@ struct Family {
     seen: BTreeSet<String>,
 }
 
+/// Every outcome of every source as gauges, then `# EOF`.
 pub fn render(sources: &[Source]) -> String {
     let mut families: Vec<Family> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();

@@ -114,7 +114,7 @@ mod new {
     pub fn outcome_text(o: &Outcome) -> String {
         let text = r(Format::Text, &Document::from(o));
         if o.workload == "net" {
-            assert_eq!(text, hostbench::net::outcome::text(o));
+            assert_eq!(text, hostbench::report::text::net(o));
             return hostbench::report::text::outcome(o);
         }
         text

@@ -1,9 +1,7 @@
 use super::save::SaveArgs;
-use super::{CliError, finished, parse_duration, parse_size};
+use super::{CliError, finished, parse_duration, parse_size, print_doc};
 use crate::progress::{Expect, Progress};
-use crate::report;
-use crate::report::table::Table;
-use crate::units::{format_ns, format_rate};
+use crate::report::{Document, Format, Outcomes, SummaryTable};
 use crate::workload::disk::engine::EngineKind;
 use crate::workload::disk::job::{JobSpec, Pattern};
 use crate::workload::disk::{self, DiskError, DiskSpec, DiskTest, STANDARD};
@@ -184,71 +182,19 @@ pub fn execute(args: DiskArgs) -> Result<ExitCode, CliError> {
     };
     progress.finish();
     let interrupted = crate::measure::stop_requested() || outcomes.iter().any(|o| o.interrupted);
-    let verdict = promise.as_ref().map(|p| args.expect.verdict(p, &outcomes));
-    if args.json {
-        println!(
-            "{}",
-            report::json::document_with(
-                &outcomes,
-                summary_rows(&outcomes),
-                verdict.as_ref().map(|v| v.0.clone())
-            )
-        );
-    } else {
-        for o in &outcomes {
-            println!("{}", report::text::outcome(o));
-        }
-        print!("{}", summary_table(&outcomes));
-        if let Some((_, text, _)) = &verdict {
-            print!("\n{text}");
-        }
-    }
+    let expectation = promise
+        .as_ref()
+        .map(|p| args.expect.expectation(p, &outcomes));
+    let below_promise = expectation.as_ref().is_some_and(|e| !e.pass());
+    let doc = Document::Outcomes(Outcomes {
+        summary: Some(SummaryTable::disk(&outcomes)),
+        expectation,
+        ..Outcomes::new(&outcomes)
+    });
+    print_doc(Format::text_or_json(args.json), &doc)?;
     args.save.save("disk", None, &outcomes)?;
-    if verdict.as_ref().is_some_and(|v| !v.2) && !interrupted {
+    if below_promise && !interrupted {
         return Ok(ExitCode::from(1));
     }
     Ok(finished(interrupted))
-}
-
-/// One row per test and direction: the figures a cloud-disk comparison needs.
-fn summary_rows(outcomes: &[crate::model::Outcome]) -> Vec<[String; 7]> {
-    let mut rows = Vec::new();
-    for o in outcomes {
-        let name = o
-            .spec
-            .get("name")
-            .and_then(|n| n.as_str())
-            .unwrap_or("?")
-            .to_string();
-        for dir in ["read", "write", "fsync"] {
-            let get = |m: &str| o.metric(&format!("{dir}_{m}"), None).map(|m| m.value);
-            let rate = if dir == "fsync" {
-                get("per_sec")
-            } else {
-                get("iops")
-            };
-            let Some(rate) = rate else { continue };
-            rows.push([
-                name.clone(),
-                dir.into(),
-                crate::units::thousands(rate, 0),
-                get("bytes_per_sec").map(format_rate).unwrap_or_default(),
-                get("latency_p50").map(format_ns).unwrap_or_default(),
-                get("latency_p99").map(format_ns).unwrap_or_default(),
-                get("latency_p99.9").map(format_ns).unwrap_or_default(),
-            ]);
-        }
-    }
-    rows
-}
-
-pub(super) fn summary_table(outcomes: &[crate::model::Outcome]) -> String {
-    let mut t = Table::new(
-        &["test", "op", "IOPS", "throughput", "p50", "p99", "p99.9"],
-        &[false, false, true, true, true, true, true],
-    );
-    for row in summary_rows(outcomes) {
-        t.row(row.to_vec());
-    }
-    format!("Summary\n{}", t.render("  "))
 }

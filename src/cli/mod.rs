@@ -125,21 +125,6 @@ impl ExpectArgs {
     ) -> Expectation<'a> {
         Expectation::new(promise, outcomes, self.expect_threshold)
     }
-
-    /// The checks as JSON and as text, and whether every figure met the threshold
-    /// (what `disk` prints until it hands a `report::Document` over).
-    fn verdict(
-        &self,
-        promise: &crate::limits::Promise,
-        outcomes: &[crate::model::Outcome],
-    ) -> (serde_json::Value, String, bool) {
-        let e = self.expectation(promise, outcomes);
-        (
-            crate::report::json::expectation(&e),
-            crate::report::text::expectation(&e),
-            e.pass(),
-        )
-    }
 }
 
 /// Errors a command reports; the exit code follows from the kind: 2 for input the

@@ -1,10 +1,10 @@
 //! `hostbench net serve` and `hostbench net <TEST> <HOST>`.
 
 use super::save::SaveArgs;
-use super::{CliError, finished, parse_duration, parse_size};
+use super::{CliError, finished, parse_duration, parse_size, print_doc};
 
 use crate::progress::{Expect, Progress};
-use crate::report;
+use crate::report::{Document, Format};
 use crate::units::format_bits;
 use crate::workload::net::client::{self, ClientSpec};
 use crate::workload::net::outcome;
@@ -292,11 +292,7 @@ fn run_client(a: ClientArgs) -> Result<ExitCode, CliError> {
         }
     };
     let o = outcome::to_outcome(&result, &spec.host);
-    if json {
-        println!("{}", report::json::outcome(&o));
-    } else {
-        print!("{}", report::text::net(&o));
-    }
+    print_doc(Format::text_or_json(json), &Document::from(&o))?;
     a.save.save("net", None, std::slice::from_ref(&o))?;
     Ok(finished(o.interrupted))
 }

@@ -4,11 +4,11 @@
 //! spreads it over the masters of a Redis Cluster, routed by each key's slot.
 
 use super::save::SaveArgs;
-use super::{CliError, finished, parse_duration};
+use super::{CliError, finished, parse_duration, print_doc};
 use crate::host::HostInfo;
 use crate::measure::cputime::CpuTime;
 use crate::progress::{Expect, Progress};
-use crate::report;
+use crate::report::{Document, Format, Single};
 use crate::units::format_ns;
 use crate::workload::SpecError;
 use crate::workload::redis::cluster::{self, ClusterRoutes};
@@ -397,11 +397,12 @@ pub fn execute(args: RedisArgs) -> Result<ExitCode, CliError> {
     if let Some(e) = &result.error {
         o.note(format!("PARTIAL RESULTS: the run stopped early: {e}"));
     }
-    if args.json {
-        println!("{}", report::json::outcome(&o));
-    } else {
-        print!("{}", human(&o, &spec));
-    }
+    let doc = Document::Outcome(Single {
+        lead: Some(lead(&spec)),
+        tail: Some(tail(&o, &spec)),
+        ..Single::new(&o)
+    });
+    print_doc(Format::text_or_json(args.json), &doc)?;
     if let Some(e) = result.error {
         // A failed run is not kept: it would be compared as if it were a measurement.
         eprintln!("hostbench: error: {e}; the results above are partial (not saved)");
@@ -411,8 +412,8 @@ pub fn execute(args: RedisArgs) -> Result<ExitCode, CliError> {
     Ok(finished(result.interrupted))
 }
 
-fn human(o: &crate::model::Outcome, spec: &LoadSpec) -> String {
-    let mut out = String::new();
+/// The line over the common text: the target and the load.
+fn lead(spec: &LoadSpec) -> String {
     let target = match &spec.cluster {
         Some(c) => format!(
             "redis cluster via {} ({} masters: {})",
@@ -430,7 +431,7 @@ fn human(o: &crate::model::Outcome, spec: &LoadSpec) -> String {
         Some(r) => format!("open loop at {r:.0} requests/s"),
         None => format!("closed loop, {} in flight per connection", spec.pipeline),
     };
-    out += &format!(
+    format!(
         "{} · {} connections on {} threads · {} · {} keys ({:?}) · {} measured after {} warm-up\n",
         target,
         spec.connections,
@@ -440,8 +441,12 @@ fn human(o: &crate::model::Outcome, spec: &LoadSpec) -> String {
         spec.key_dist,
         crate::units::format_duration(spec.duration),
         crate::units::format_duration(spec.warmup),
-    );
-    out += &report::text::outcome(o);
+    )
+}
+
+/// The lines under it: open-loop latency both ways, the per-second rates.
+fn tail(o: &crate::model::Outcome, spec: &LoadSpec) -> String {
+    let mut out = String::new();
     if let Some(l) = &o.latency
         && spec.rate.is_some()
     {

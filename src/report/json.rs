@@ -105,22 +105,6 @@ fn document_value(
     })
 }
 
-/// Several outcomes and a summary as one document (no newline at the end). Kept for
-/// the front ends that have not moved to `report::render` yet; `Document::Outcomes`
-/// renders the same.
-pub fn document_with<S: Serialize>(
-    outcomes: &[Outcome],
-    summary: S,
-    expectation: Option<serde_json::Value>,
-) -> String {
-    pretty(&OutcomesDoc {
-        schema_version: SCHEMA_VERSION,
-        outcomes,
-        summary: Some(summary),
-        expectation,
-    })
-}
-
 #[derive(Serialize)]
 struct Export<'a> {
     schema_version: u32,

@@ -380,7 +380,15 @@ fn bad_input_exits_2_naming_it_before_any_slice() {
         ),
         (&["--for", "0s", "cpu"], "--for"),
         (&["--threshold", "150", "cpu"], "--threshold 150"),
-        (&["fio", "--rw=randread"], "workload 'fio'"),
+        (&["fio", "--rw=randread"], "no job file"),
+        (
+            &["dd", "if=/dev/zero", "of=x"],
+            "workload 'dd': a soak cannot slice it",
+        ),
+        (
+            &["sysbench", "cpu"],
+            "only sysbench's `run` command measures",
+        ),
         (&["memory"], "memory --mode bandwidth"),
         (&["cpu", "--time", "5s"], "cpu --time"),
         (&["disk", "--runtime=5s"], "disk --runtime"),

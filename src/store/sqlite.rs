@@ -375,7 +375,7 @@ impl SqliteStore {
                 "SELECT m.outcome_id FROM metrics m JOIN outcomes o ON o.id = m.outcome_id
                  WHERE o.run_id = ?1
                  ORDER BY m.unit NOT IN ('events_per_sec', 'ops_per_sec', 'bytes_per_sec'),
-                    o.seq, m.seq LIMIT 1",
+                    m.unit != 'nanoseconds', m.unit = 'count', o.seq, m.seq LIMIT 1",
                 [info.id],
                 |r| r.get(0),
             )
@@ -391,6 +391,9 @@ impl SqliteStore {
                         Unit::EventsPerSec | Unit::OpsPerSec | Unit::BytesPerSec
                     )
                 })
+                // Then a latency (ping's round trip), then anything but a count.
+                .or_else(|| metrics.iter().find(|m| m.unit == Unit::Nanoseconds))
+                .or_else(|| metrics.iter().find(|m| m.unit != Unit::Count))
                 .or(metrics.first())
                 .cloned();
         }

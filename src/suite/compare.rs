@@ -5,8 +5,9 @@
 //! direction word comes from `Metric.better`. Per area, the geometric mean of the
 //! speedups (ratios turned so that above 1 is better, as PTS and SPEC do) sums it up.
 //!
-//! Totals (`events`, `bytes_transferred`: they grow with the run's length) and the
-//! targets a run was given (`target_ops_per_sec`) are not compared.
+//! Totals (`events`, `bytes_transferred`: they grow with the run's length), how long
+//! a side ran (`receiver_elapsed`) and the targets a run was given
+//! (`target_ops_per_sec`) are not compared.
 //!
 //! Two outcomes are the same measurement when their workload and `params` agree
 //! (`max-prime` 20000, `rw` randread and `iodepth` 32), whichever front end ran them:
@@ -261,7 +262,10 @@ const AREAS: [&str; 6] = ["cpu", "memory", "disk", "network", "redis", "index"];
 
 /// Whether a metric measures performance, rather than how much was done or asked for.
 fn comparable(m: &Metric) -> bool {
-    !matches!(m.unit, Unit::Count | Unit::Bytes) && !m.name.starts_with("target_")
+    // How long a side ran (`receiver_elapsed`) is set by the run's time option.
+    !matches!(m.unit, Unit::Count | Unit::Bytes)
+        && !m.name.starts_with("target_")
+        && !m.name.ends_with("elapsed")
 }
 
 /// The comparable metrics of one outcome under their keys.

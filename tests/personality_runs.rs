@@ -323,3 +323,67 @@ fn a_soak_runs_the_guides_command_line_as_its_slices() {
 fn db_exists(db: &Path) -> bool {
     db.is_file()
 }
+
+#[test]
+fn a_soak_runs_seed_002s_fio_job_file_as_it_is() {
+    // The job file as the guide gives it (only the file's place and size differ: see the
+    // fixture), its runtime set to the slice by the soak.
+    let peer = Peer::new();
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("seed002.fio");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seed002.fio"),
+        &job,
+    )
+    .unwrap();
+    let mut c = hostbench();
+    c.current_dir(dir.path())
+        .env("XDG_DATA_HOME", &peer.data)
+        .args([
+            "soak",
+            "--every",
+            "20s",
+            "--for",
+            "20s",
+            "--duration",
+            "1s",
+            "--threshold",
+            "1",
+            "--",
+            "fio",
+            "seed002.fio",
+        ]);
+    let out = run_bounded(c, std::time::Duration::from_secs(60));
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("IOPS"), "{}", stdout(&out));
+    let runs = peer.history();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["command"], "fio");
+    let line = runs[0]["command_line"].as_array().unwrap();
+    assert_eq!(line[1], "fio");
+    assert_eq!(
+        line[2],
+        job.display().to_string(),
+        "the job file, made absolute"
+    );
+    let shown: Value = serde_json::from_slice(
+        &peer
+            .hostbench(&["show", &runs[0]["id"].to_string(), "--json"])
+            .stdout,
+    )
+    .unwrap();
+    let outcomes = shown["outcomes"].as_array().unwrap();
+    assert!(outcomes.len() >= 5, "one outcome per fio report");
+    for o in outcomes {
+        let s = o["elapsed_s"].as_f64().unwrap();
+        assert!(
+            (0.5..3.0).contains(&s),
+            "a job ran {s} s, not the slice's 1 s"
+        );
+    }
+    let page = dir.path().join("soak.html");
+    let id = soak_id(&out);
+    let r = peer.hostbench(&["report", "--soak", &id, "-o", page.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(std::fs::read_to_string(&page).unwrap().contains("<svg"));
+}

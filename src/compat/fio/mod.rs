@@ -95,13 +95,19 @@ usage: fio [options] [job options] <job file(s)>
   --allow-device         let write jobs write to a block device (refused by default)
   --version              print fio's version this personality follows
 Job options (--name=JOB starts a job; options before it apply to all jobs):
-  name rw/readwrite rwmixread rwmixwrite bs bsrange bssplit size io_size filesize
-  filename directory nrfiles numjobs iodepth ioengine(io_uring libaio psync sync)
-  iodepth_batch_submit/iodepth_batch direct buffered runtime time_based ramp_time startdelay loops norandommap
-  randrepeat randseed fsync fdatasync end_fsync invalidate thread stonewall
-  new_group group_reporting kb_base percentile_list clat_percentiles lat_percentiles
 Any other option is refused by name. See docs/compat-fio.md.
 ";
+
+/// `--help`: the fixed part, with the job options listed from the option table.
+fn help() -> String {
+    let (head, tail) = HELP
+        .split_once("Any other option")
+        .expect("HELP names what is refused");
+    format!(
+        "{head}{}  (ioengine: io_uring, libaio, psync or sync)\nAny other option{tail}",
+        options::help_list(88)
+    )
+}
 
 pub fn main(args: &[String], record: &mut crate::compat::Record) -> ExitCode {
     let inv = match parse_args(args) {
@@ -181,7 +187,7 @@ pub(in crate::compat) fn parse_args(args: &[String]) -> Result<Option<Invocation
                 return Ok(None);
             }
             "help" | "h" => {
-                print!("{HELP}");
+                print!("{}", help());
                 return Ok(None);
             }
             "output" | "o" => inv.output = Some(PathBuf::from(take_value(value)?)),

@@ -511,6 +511,29 @@ const DEFS: &[Def] = &[
     },
 ];
 
+/// The job options `--help` lists, from the table itself: every option it runs, each
+/// with its aliases (`rw/readwrite`), wrapped to `width` columns under a two-space
+/// indent. A new option appears in the help by being in the table.
+pub fn help_list(width: usize) -> String {
+    let mut out = String::new();
+    let mut line = String::from(" ");
+    for d in DEFS {
+        let word = d.names.join("/");
+        if line.len() + 1 + word.len() > width && !line.trim().is_empty() {
+            out += &line;
+            out.push('\n');
+            line = String::from(" ");
+        }
+        line.push(' ');
+        line += &word;
+    }
+    if !line.trim().is_empty() {
+        out += &line;
+        out.push('\n');
+    }
+    out
+}
+
 /// How an option is written: `Kind` and canonical name, if hostbench knows it.
 pub fn lookup(name: &str) -> Option<(Kind, &'static str)> {
     DEFS.iter()
@@ -845,5 +868,14 @@ mod tests {
             let mut o = JobOptions::default();
             let _ = apply(&mut o, names[rng.below(names.len())], Some(&v));
         }
+    }
+
+    #[test]
+    fn the_help_lists_every_option_of_the_table() {
+        let help = help_list(80);
+        for d in DEFS {
+            assert!(help.contains(&d.names.join("/")), "{} missing", d.names[0]);
+        }
+        assert!(help.lines().all(|l| l.len() <= 80), "{help}");
     }
 }

@@ -16,7 +16,7 @@ use super::engine::{EngineKind, Op};
 use super::files;
 use super::job::{DirStats, IoPlan, JobResult, Pattern, SizeDist};
 use crate::host::HostInfo;
-use crate::model::{CpuUse, Latency, Metric, Outcome, Params, Percentile, Sample, Unit};
+use crate::model::{CpuUse, Latency, Metric, Outcome, Params, Sample, Unit};
 use crate::units::format_bytes;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -151,22 +151,13 @@ pub fn params(ran: &Ran, engine: EngineKind) -> Params {
 }
 
 fn latency_of(d: &DirStats) -> Latency {
-    Latency {
-        count: d.ops,
-        min_ns: if d.ops == 0 { 0.0 } else { d.min_ns as f64 },
-        mean_ns: d.sum_ns.checked_div(d.ops).unwrap_or(0) as f64,
-        max_ns: d.max_ns as f64,
-        sum_ns: d.sum_ns as f64,
-        percentiles: PERCENTILES
-            .iter()
-            .map(|&p| Percentile {
-                p,
-                ns: d.latency.percentile_ns(p).unwrap_or(0.0),
-            })
-            .collect(),
-        layout: d.latency.layout,
-        buckets: d.latency.nonempty().collect(),
-    }
+    Latency::from_histogram(
+        &d.latency,
+        d.min_ns,
+        d.max_ns,
+        d.sum_ns as u128,
+        &PERCENTILES,
+    )
 }
 
 /// The outcome of one job (or one fio report): workload `disk`, the job's params,
@@ -180,11 +171,7 @@ pub fn outcome(ran: &Ran, r: &JobResult) -> Outcome {
     let secs = r.elapsed.as_secs_f64();
     o.elapsed_s = secs;
     o.interrupted = r.interrupted;
-    o.cpu_time = CpuUse {
-        user_s: r.cpu.user_s,
-        system_s: r.cpu.system_s,
-        utilisation: r.cpu.utilisation(r.elapsed),
-    };
+    o.cpu_time = CpuUse::over(&r.cpu, r.elapsed);
     let threads = ran.threads;
     let push = |o: &mut Outcome, name: &str, value: f64, unit: Unit| {
         o.push(Metric::new(name, value, unit).threads(threads));

@@ -12,9 +12,7 @@ use super::data::LatencyRecorder;
 use super::protocol::{StreamReport, TestRequest};
 use super::sock::SockOpts;
 use crate::host::HostInfo;
-use crate::model::{
-    Better, CpuUse, Latency, Metric, Outcome, Percentile, STANDARD_PERCENTILES, Sample, Unit,
-};
+use crate::model::{Better, CpuUse, Latency, Metric, Outcome, STANDARD_PERCENTILES, Sample, Unit};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
@@ -427,21 +425,14 @@ fn push_latency(o: &mut Outcome, lat: &Latency, stddev_ns: Option<f64>) {
 
 /// The recorder's figures as the model's latency, with the standard percentiles.
 pub fn latency_of(rec: &LatencyRecorder) -> Option<Latency> {
-    (rec.count > 0).then(|| Latency {
-        count: rec.count,
-        min_ns: rec.min_ns as f64,
-        mean_ns: rec.mean_ns(),
-        max_ns: rec.max_ns as f64,
-        sum_ns: rec.sum_ns as f64,
-        percentiles: STANDARD_PERCENTILES
-            .iter()
-            .map(|&p| Percentile {
-                p,
-                ns: rec.histogram.percentile_ns(p).unwrap_or(0.0),
-            })
-            .collect(),
-        layout: rec.histogram.layout,
-        buckets: rec.histogram.nonempty().collect(),
+    (rec.count > 0).then(|| {
+        Latency::from_histogram(
+            &rec.histogram,
+            rec.min_ns,
+            rec.max_ns,
+            rec.sum_ns,
+            &STANDARD_PERCENTILES,
+        )
     })
 }
 

@@ -6,7 +6,7 @@
 
 use super::{Family, NetError};
 use crate::measure::histogram::{Histogram, Layout};
-use crate::model::{Better, Latency, Metric, Outcome, Percentile, STANDARD_PERCENTILES, Unit};
+use crate::model::{Better, Latency, Metric, Outcome, STANDARD_PERCENTILES, Unit};
 use crate::workload::observe::{Observer, Progress, Snapshot};
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -532,23 +532,14 @@ fn latency(r: &PingResult, s: &Stats) -> Latency {
     for rep in &r.replies {
         h.record(rep.rtt_us as f64 * 1e3);
     }
-    let sum: f64 = r.replies.iter().map(|x| x.rtt_us as f64 * 1e3).sum();
-    Latency {
-        count: r.received(),
-        min_ns: s.min_us as f64 * 1e3,
-        mean_ns: sum / r.received().max(1) as f64,
-        max_ns: s.max_us as f64 * 1e3,
-        sum_ns: sum,
-        percentiles: STANDARD_PERCENTILES
-            .iter()
-            .map(|&p| Percentile {
-                p,
-                ns: h.percentile_ns(p).unwrap_or(0.0),
-            })
-            .collect(),
-        layout: h.layout,
-        buckets: h.nonempty().collect(),
-    }
+    let sum_ns: u128 = r.replies.iter().map(|x| x.rtt_us as u128 * 1000).sum();
+    Latency::from_histogram(
+        &h,
+        s.min_us * 1000,
+        s.max_us * 1000,
+        sum_ns,
+        &STANDARD_PERCENTILES,
+    )
 }
 
 fn push_notes(r: &PingResult, o: &mut Outcome) {

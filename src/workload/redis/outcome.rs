@@ -166,11 +166,7 @@ pub fn build(spec: &LoadSpec, result: &LoadResult, cpu: CpuTime, host: HostInfo)
     let count = m.count();
     o.elapsed_s = result.elapsed.as_secs_f64();
     o.interrupted = result.interrupted;
-    o.cpu_time = CpuUse {
-        user_s: cpu.user_s,
-        system_s: cpu.system_s,
-        utilisation: cpu.utilisation(result.elapsed + spec.warmup),
-    };
+    o.cpu_time = CpuUse::over(&cpu, result.elapsed + spec.warmup);
     o.push(Metric::new(
         "ops_per_sec",
         count as f64 / secs,
@@ -338,11 +334,7 @@ pub fn lockstep(
     let secs = result.elapsed.as_secs_f64().max(1e-9);
     o.elapsed_s = result.elapsed.as_secs_f64();
     o.interrupted = result.interrupted;
-    o.cpu_time = CpuUse {
-        user_s: cpu.user_s,
-        system_s: cpu.system_s,
-        utilisation: cpu.utilisation(result.elapsed),
-    };
+    o.cpu_time = CpuUse::over(&cpu, result.elapsed);
     let h = &result.histogram;
     o.push(Metric::new(
         "ops_per_sec",
@@ -478,27 +470,7 @@ fn pct(p: f64) -> String {
 }
 
 fn latency(h: &Histogram, min: u64, max: u64, sum: u128) -> Latency {
-    let count = h.total();
-    Latency {
-        count,
-        min_ns: if count > 0 { min as f64 } else { 0.0 },
-        mean_ns: if count > 0 {
-            sum as f64 / count as f64
-        } else {
-            0.0
-        },
-        max_ns: max as f64,
-        sum_ns: sum as f64,
-        percentiles: PERCENTILES
-            .iter()
-            .map(|&p| Percentile {
-                p,
-                ns: h.percentile_ns(p).unwrap_or(0.0),
-            })
-            .collect(),
-        layout: h.layout,
-        buckets: h.nonempty().collect(),
-    }
+    Latency::from_histogram(h, min, max, sum, &PERCENTILES)
 }
 
 #[cfg(test)]

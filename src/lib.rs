@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod compat;
+pub mod env;
 pub mod fsutil;
 pub mod host;
 pub mod limits;

@@ -5,7 +5,6 @@
 use crate::host::HostInfo;
 use crate::measure::histogram::{Histogram, Layout};
 use crate::measure::stats;
-use crate::workload::runner::{RunResult, ThreadTotals};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -262,19 +261,6 @@ impl Latency {
         }
     }
 
-    pub fn from_run(run: &RunResult, percentiles: &[f64]) -> Self {
-        let mut l = Self::from_histogram(
-            &run.histogram,
-            run.min_ns(),
-            run.max_ns(),
-            run.latency_sum_ns() as u128,
-            percentiles,
-        );
-        // The runner's mean is sysbench's: whole nanoseconds.
-        l.mean_ns = run.mean_ns() as f64;
-        l
-    }
-
     pub fn percentile(&self, p: f64) -> Option<f64> {
         self.percentiles.iter().find(|q| q.p == p).map(|q| q.ns)
     }
@@ -294,15 +280,6 @@ impl Latency {
 pub struct ThreadStat {
     pub events: u64,
     pub latency_sum_ns: u64,
-}
-
-impl From<&ThreadTotals> for ThreadStat {
-    fn from(t: &ThreadTotals) -> Self {
-        Self {
-            events: t.events,
-            latency_sum_ns: t.latency_sum_ns,
-        }
-    }
 }
 
 /// sysbench's "threads fairness": (avg, population stddev) of per-thread event counts

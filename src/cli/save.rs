@@ -19,7 +19,7 @@ pub struct DbArg {
 impl DbArg {
     /// `--db`, else `HOSTBENCH_DB` (which personalities read too), else the default.
     pub fn location(&self) -> Result<Location, CliError> {
-        let env = std::env::var(crate::compat::keep::DB).ok();
+        let env = std::env::var(crate::env::DB).ok();
         Ok(Location::resolve(self.db.as_deref().or(env.as_deref()))?)
     }
 }
@@ -55,8 +55,7 @@ impl SaveArgs {
     }
 
     fn saving(&self) -> bool {
-        let env = std::env::var(crate::compat::keep::NO_SAVE);
-        !self.no_save && !env.is_ok_and(|v| !v.is_empty() && v != "0")
+        !self.no_save && !crate::env::on(crate::env::NO_SAVE)
     }
 
     /// Before measuring: the labels parse and the database opens (created or migrated).

@@ -24,13 +24,7 @@ use crate::store::{self, Labels, Location, NewRun, StoreError};
 use std::path::Path;
 use std::time::Duration;
 
-/// The variables above, by name, for the soak and the tests.
-pub const NO_SAVE: &str = "HOSTBENCH_NO_SAVE";
-pub const DB: &str = "HOSTBENCH_DB";
-pub const LABEL: &str = "HOSTBENCH_LABEL";
-pub const DEBUG: &str = "HOSTBENCH_DEBUG";
-pub const SLICE_SECONDS: &str = "HOSTBENCH_SLICE_SECONDS";
-pub const OUTCOMES: &str = "HOSTBENCH_OUTCOMES";
+use crate::env::{DB, DEBUG, LABEL, NO_SAVE, OUTCOMES, SLICE_SECONDS, on as env_on};
 
 /// What a personality run hands back besides its output and exit code: the outcomes
 /// it measured, converted from its raw results. It also carries the one setting a
@@ -66,10 +60,6 @@ impl Record {
     pub fn outcomes(&self) -> &[Outcome] {
         &self.outcomes
     }
-}
-
-fn env_on(name: &str) -> bool {
-    std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
 fn debug(text: &str) {

@@ -9,7 +9,7 @@
 
 use super::{SpecError, check_threads, record_run};
 use crate::host::HostInfo;
-use crate::model::{Latency, Metric, Outcome, Params, STANDARD_PERCENTILES, Unit};
+use crate::model::{Metric, Outcome, Params, STANDARD_PERCENTILES, Unit};
 use crate::workload::runner::{self, EventWorker, Observer, RunOptions};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -149,7 +149,7 @@ pub fn run(spec: &CpuSpec, observer: &dyn Observer) -> Result<Outcome, SpecError
             })
             .collect();
         let result = runner::run(&spec.run, workers, observer);
-        let latency = Latency::from_run(&result, &percentiles);
+        let latency = result.latency(&percentiles);
         let eps = result.events_per_sec();
         record_run(&mut outcome, &result, |i| {
             BTreeMap::from([

@@ -43,6 +43,7 @@ pub trait EventWorker: Send {
 }
 
 pub use super::observe::{Observer, Progress, Quiet, Snapshot};
+use crate::model::{Latency, ThreadStat};
 
 /// Counts and latencies of one report interval.
 #[derive(Debug, Clone)]
@@ -332,6 +333,32 @@ fn report_until_done(
         }
     }
     intervals
+}
+
+/// The runner's results in the model's terms: the conversion every event-loop
+/// workload shares (the model knows nothing of the runner).
+impl RunResult {
+    pub fn latency(&self, percentiles: &[f64]) -> Latency {
+        let mut l = Latency::from_histogram(
+            &self.histogram,
+            self.min_ns(),
+            self.max_ns(),
+            self.latency_sum_ns() as u128,
+            percentiles,
+        );
+        // The runner's mean is sysbench's: whole nanoseconds.
+        l.mean_ns = self.mean_ns() as f64;
+        l
+    }
+}
+
+impl From<&ThreadTotals> for ThreadStat {
+    fn from(t: &ThreadTotals) -> Self {
+        Self {
+            events: t.events,
+            latency_sum_ns: t.latency_sum_ns,
+        }
+    }
 }
 
 #[cfg(test)]

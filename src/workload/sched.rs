@@ -8,7 +8,7 @@
 use super::{SpecError, check_threads, record_run};
 use crate::host::HostInfo;
 use crate::measure::rng::Xoroshiro128Plus;
-use crate::model::{Latency, Metric, Outcome, STANDARD_PERCENTILES, Unit};
+use crate::model::{Metric, Outcome, STANDARD_PERCENTILES, Unit};
 use crate::workload::runner::{self, EventWorker, Observer, RunOptions};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -121,7 +121,7 @@ fn finish(
         .threads(threads),
     );
     outcome.push(Metric::new("events", result.events() as f64, Unit::Count).threads(threads));
-    outcome.latency = Some(Latency::from_run(result, &ps));
+    outcome.latency = Some(result.latency(&ps));
     outcome
 }
 

@@ -11,7 +11,7 @@
 //! running on its own.
 
 use super::Slicing;
-use crate::compat::keep;
+use crate::env;
 use crate::measure::stop_requested;
 use crate::model::Outcome;
 use crate::progress::{Countdown, Expect, Progress};
@@ -128,9 +128,9 @@ pub fn run(workload: &[String], slicing: Slicing, duration: Duration, label: &st
             let file = OutcomesFile::new();
             command
                 .args(workload)
-                .env(keep::SLICE_SECONDS, format!("{}", duration.as_secs_f64()))
-                .env(keep::OUTCOMES, &file.0)
-                .env(keep::NO_SAVE, "1");
+                .env(env::SLICE_SECONDS, format!("{}", duration.as_secs_f64()))
+                .env(env::OUTCOMES, &file.0)
+                .env(env::NO_SAVE, "1");
             Some(file)
         }
     };

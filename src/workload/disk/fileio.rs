@@ -12,7 +12,7 @@
 use super::engine::{self, Completion, Engine, EngineKind, Op, Request};
 use crate::host::HostInfo;
 use crate::measure::rng::Xoroshiro128Plus;
-use crate::model::{Latency, Metric, Outcome, Unit};
+use crate::model::{Metric, Outcome, Unit};
 use crate::workload::buffer::AlignedBuffer;
 use crate::workload::runner::{self, EventWorker, Observer, RunOptions};
 use crate::workload::{SpecError, record_run};
@@ -626,7 +626,7 @@ impl FileTest {
                 .copied()
                 .collect::<Vec<_>>(),
         );
-        o.latency = Some(Latency::from_run(&result, &ps));
+        o.latency = Some(result.latency(&ps));
         if !s.extra_flags.direct && s.mode.is_some_and(FileMode::read_only) {
             o.note("buffered reads of files just prepared come from the page cache: memory speed, not the disk's (add --file-extra-flags=direct)");
         }

@@ -9,7 +9,7 @@
 use super::working_set;
 use crate::host::{self, HostInfo};
 use crate::measure::rng::Xoroshiro128Plus;
-use crate::model::{Latency, Metric, Outcome, STANDARD_PERCENTILES, Tier, Unit};
+use crate::model::{Metric, Outcome, STANDARD_PERCENTILES, Tier, Unit};
 use crate::units::format_bytes;
 use crate::workload::buffer::AlignedBuffer;
 use crate::workload::runner::{self, EventWorker, Observer, RunOptions};
@@ -410,7 +410,7 @@ pub fn run(spec: &BlockSpec, observer: &dyn Observer) -> Result<Outcome, SpecErr
         )
         .threads(threads),
     );
-    outcome.latency = Some(Latency::from_run(&result, &percentiles));
+    outcome.latency = Some(result.latency(&percentiles));
     if ws.tier != Tier::Dram {
         outcome.note(format!(
             "working set {} fits in {}: this is cache speed plus per-event overhead, not memory \

@@ -485,7 +485,12 @@ fn unmatched_params(groups: &[Group], rows: &[Row]) -> Vec<String> {
                 .flat_map(|a| lonely_b.iter().map(move |b| (*a, *b)))
                 .min_by_key(|(a, b)| differing(a, b).len())
                 .expect("both sides are non-empty");
-            let what: Vec<String> = differing(a, b)
+            let mut keys = differing(a, b);
+            // When the kind of test differs, the rest follows from it: name that alone.
+            if let Some(kind) = keys.iter().find(|k| KIND_PARAMS.contains(&k.as_str())) {
+                keys = vec![kind.clone()];
+            }
+            let what: Vec<String> = keys
                 .into_iter()
                 .take(4)
                 .map(|k| {
@@ -505,6 +510,10 @@ fn unmatched_params(groups: &[Group], rows: &[Row]) -> Vec<String> {
     }
     out
 }
+
+/// Params that name the kind of test (memory's mode, a disk pattern, a network or
+/// Redis test): when one differs, the others differ because of it.
+const KIND_PARAMS: [&str; 4] = ["mode", "rw", "test", "file-test-mode"];
 
 /// The setting names whose values differ between two param sets.
 fn differing(a: &Params, b: &Params) -> Vec<String> {

@@ -183,9 +183,17 @@ fn skeleton(text: &str) -> Vec<String> {
     text.lines()
         .filter(|l| !l.contains(" load average") && !l.starts_with("   System:"))
         .map(|l| {
-            l.chars()
-                .map(|c| if c.is_ascii_digit() { '#' } else { c })
-                .collect::<String>()
+            // A run of digits becomes one '#': an index of 99.5 and one of
+            // 100.2 have the same skeleton.
+            let mut blanked = String::new();
+            for c in l.chars() {
+                if !c.is_ascii_digit() {
+                    blanked.push(c);
+                } else if !blanked.ends_with('#') {
+                    blanked.push('#');
+                }
+            }
+            blanked
                 .split_whitespace()
                 .collect::<Vec<_>>()
                 .join(" ")

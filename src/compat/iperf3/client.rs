@@ -268,7 +268,8 @@ impl<'a> ClientFlow<'a> {
     }
 
     fn create_streams(&mut self) -> Result<(), String> {
-        let streams = connect::create_streams(&self.params, self.peer, &self.cookie, self.timeout)?;
+        let streams = connect::create_streams(&self.params, self.peer, &self.cookie, self.timeout)
+            .map_err(|e| e.to_string())?;
         if self.text && self.o.reverse {
             self.out.line(&format!(
                 "Reverse mode, remote host {} is sending",

@@ -39,7 +39,7 @@ fn listen_addr(o: &Options) -> Result<SocketAddr, String> {
 
 pub fn run(o: &Options, out: &Out) -> Result<(), String> {
     let addr = listen_addr(o)?;
-    let mut listener = Some(listen(addr, None)?);
+    let mut listener = Some(listen(addr, None).map_err(|e| e.to_string())?);
     let mut test_no = 1;
     loop {
         if !o.json {
@@ -80,7 +80,7 @@ fn relisten(
     p: Option<&Params>,
 ) -> Result<(), String> {
     *slot = None;
-    *slot = Some(listen(addr, p)?);
+    *slot = Some(listen(addr, p).map_err(|e| e.to_string())?);
     Ok(())
 }
 
@@ -213,13 +213,13 @@ impl<'a> Session<'a> {
         addr: SocketAddr,
     ) -> Result<Vec<Arc<Stream>>, String> {
         let next_udp = if self.params.udp {
-            Some(connect::udp_bind(addr, &self.params)?)
+            Some(connect::udp_bind(addr, &self.params).map_err(|e| e.to_string())?)
         } else {
             None
         };
         wire::write_state(&mut self.ctl, wire::CREATE_STREAMS).map_err(|e| e.to_string())?;
-        let streams =
-            connect::accept_streams(listener, &self.params, &self.cookie, next_udp, addr)?;
+        let streams = connect::accept_streams(listener, &self.params, &self.cookie, next_udp, addr)
+            .map_err(|e| e.to_string())?;
         for s in &streams {
             if self.text {
                 self.out.line(&connected_line(s));

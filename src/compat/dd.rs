@@ -19,6 +19,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+use thiserror::Error;
 
 #[derive(Debug, Default, Clone, PartialEq)]
 pub(super) struct Args {
@@ -301,8 +302,8 @@ pub fn main(args: &[String], record: &mut super::Record) -> ExitCode {
                 ExitCode::SUCCESS
             }
         }
-        Err((message, partial)) => {
-            eprintln!("dd: {message}");
+        Err((e, partial)) => {
+            eprintln!("dd: {e}");
             if let Some((totals, elapsed)) = partial {
                 report(&a, &totals, elapsed);
             }
@@ -311,7 +312,49 @@ pub fn main(args: &[String], record: &mut super::Record) -> ExitCode {
     }
 }
 
-type Failure = (String, Option<(Totals, Duration)>);
+/// Why a copy failed, in GNU dd's words (after `dd: `); `name` is the operand's file,
+/// or "standard input"/"standard output". Exit 1.
+#[derive(Debug, Error)]
+enum DdError {
+    #[error("failed to open '{path}': {}", os_message(.source))]
+    Open { path: String, source: io::Error },
+    /// `skip=` blocks of `ibs=` bytes are more than a file offset holds.
+    #[error("'{name}': cannot skip: {TOO_LARGE}")]
+    SkipTooLarge { name: String },
+    #[error("'{name}': cannot skip: {}", os_message(.source))]
+    Skip { name: String, source: io::Error },
+    /// `seek=` blocks of `obs=` bytes are more than a file offset holds.
+    #[error("'{name}': cannot seek: {TOO_LARGE}")]
+    SeekTooLarge { name: String },
+    #[error("'{name}': cannot seek: {}", os_message(.source))]
+    Seek { name: String, source: io::Error },
+    #[error(
+        "refusing to write to block device '{path}': it would destroy its contents; add --allow-device if you mean it"
+    )]
+    BlockDevice { path: String },
+    #[error(
+        "failed to truncate to {size} bytes in output file '{path}': {}",
+        os_message(.source)
+    )]
+    Truncate {
+        path: String,
+        size: u64,
+        source: io::Error,
+    },
+    /// The input or output buffer could not be allocated.
+    #[error("memory exhausted")]
+    Memory,
+    #[error("error reading '{name}': {}", os_message(.source))]
+    Read { name: String, source: io::Error },
+    #[error("error writing '{name}': {}", os_message(.source))]
+    Write { name: String, source: io::Error },
+    /// conv=fsync or conv=fdatasync failed (GNU dd says fdatasync for both).
+    #[error("fdatasync failed for '{name}': {}", os_message(.source))]
+    Sync { name: String, source: io::Error },
+}
+
+/// A failed copy, with what it had copied when it failed, if it had begun.
+type Failure = (DdError, Option<(Totals, Duration)>);
 
 /// Reads a file descriptor directly: no read-ahead buffer, so a dd reading standard
 /// input takes exactly the bytes it copies and leaves the rest to the next reader.
@@ -335,7 +378,7 @@ impl Read for FdReader {
 
 const TOO_LARGE: &str = "Value too large for defined data type";
 
-fn open_input(a: &Args) -> Result<FdReader, String> {
+fn open_input(a: &Args) -> Result<FdReader, DdError> {
     let (mut reader, name) = match &a.input {
         None => (
             FdReader { fd: 0, _file: None },
@@ -346,7 +389,10 @@ fn open_input(a: &Args) -> Result<FdReader, String> {
                 .read(true)
                 .custom_flags(open_flags(a.iflag))
                 .open(path)
-                .map_err(|e| format!("failed to open '{path}': {}", os_message(&e)))?;
+                .map_err(|source| DdError::Open {
+                    path: path.clone(),
+                    source,
+                })?;
             (
                 FdReader {
                     fd: f.as_raw_fd(),
@@ -361,29 +407,32 @@ fn open_input(a: &Args) -> Result<FdReader, String> {
             .skip
             .checked_mul(a.ibs as u64)
             .filter(|b| *b <= i64::MAX as u64)
-            .ok_or_else(|| format!("'{name}': cannot skip: {TOO_LARGE}"))?;
+            .ok_or_else(|| DdError::SkipTooLarge { name: name.clone() })?;
         skip(&mut reader, &name, bytes)?;
     }
     Ok(reader)
 }
 
-fn skip(reader: &mut FdReader, name: &str, bytes: u64) -> Result<(), String> {
+fn skip(reader: &mut FdReader, name: &str, bytes: u64) -> Result<(), DdError> {
     // SAFETY: lseek on an open descriptor.
     if unsafe { libc::lseek(reader.fd, bytes as i64, libc::SEEK_CUR) } >= 0 {
         return Ok(());
     }
+    let skip_error = |source| DdError::Skip {
+        name: name.into(),
+        source,
+    };
     let e = io::Error::last_os_error();
     if e.raw_os_error() != Some(libc::ESPIPE) {
-        return Err(format!("'{name}': cannot skip: {}", os_message(&e)));
+        return Err(skip_error(e));
     }
     // A pipe: read and discard.
-    io::copy(&mut reader.take(bytes), &mut io::sink())
-        .map_err(|e| format!("'{name}': cannot skip: {}", os_message(&e)))?;
+    io::copy(&mut reader.take(bytes), &mut io::sink()).map_err(skip_error)?;
     Ok(())
 }
 
 /// The output: a file, or standard output (fd 1). Positioned at `seek` blocks.
-fn open_output(a: &Args) -> Result<(std::os::fd::RawFd, Option<File>), String> {
+fn open_output(a: &Args) -> Result<(std::os::fd::RawFd, Option<File>), DdError> {
     let start = a
         .seek
         .checked_mul(a.obs as u64)
@@ -391,13 +440,13 @@ fn open_output(a: &Args) -> Result<(std::os::fd::RawFd, Option<File>), String> {
     let name = a.output.clone().unwrap_or_else(|| "standard output".into());
     let Some(path) = &a.output else {
         if a.seek > 0 {
-            let start = start.ok_or_else(|| format!("'{name}': cannot seek: {TOO_LARGE}"))?;
+            let start = start.ok_or(DdError::SeekTooLarge { name: name.clone() })?;
             // SAFETY: lseek on standard output.
             if unsafe { libc::lseek(1, start as i64, libc::SEEK_CUR) } < 0 {
-                return Err(format!(
-                    "'{name}': cannot seek: {}",
-                    os_message(&io::Error::last_os_error())
-                ));
+                return Err(DdError::Seek {
+                    name,
+                    source: io::Error::last_os_error(),
+                });
             }
         }
         return Ok((1, None));
@@ -406,35 +455,35 @@ fn open_output(a: &Args) -> Result<(std::os::fd::RawFd, Option<File>), String> {
         && meta.file_type().is_block_device()
         && !a.allow_device
     {
-        return Err(format!(
-            "refusing to write to block device '{path}': it would destroy its contents; add --allow-device if you mean it"
-        ));
+        return Err(DdError::BlockDevice { path: path.clone() });
     }
-    let start = start.ok_or_else(|| format!("'{name}': cannot seek: {TOO_LARGE}"))?;
+    let start = start.ok_or_else(|| DdError::SeekTooLarge { name: name.clone() })?;
     let f = OpenOptions::new()
         .write(true)
         .create(true)
         .custom_flags(open_flags(a.oflag))
         .open(path)
-        .map_err(|e| format!("failed to open '{path}': {}", os_message(&e)))?;
+        .map_err(|source| DdError::Open {
+            path: path.clone(),
+            source,
+        })?;
     let regular = f
         .metadata()
         .map(|m| m.file_type().is_file())
         .unwrap_or(false);
     if regular && !a.conv.notrunc {
-        f.set_len(start).map_err(|e| {
-            format!(
-                "failed to truncate to {start} bytes in output file '{path}': {}",
-                os_message(&e)
-            )
+        f.set_len(start).map_err(|source| DdError::Truncate {
+            path: path.clone(),
+            size: start,
+            source,
         })?;
     }
     // SAFETY: lseek on an open descriptor.
     if start > 0 && unsafe { libc::lseek(f.as_raw_fd(), start as i64, libc::SEEK_SET) } < 0 {
-        return Err(format!(
-            "'{name}': cannot seek: {}",
-            os_message(&io::Error::last_os_error())
-        ));
+        return Err(DdError::Seek {
+            name,
+            source: io::Error::last_os_error(),
+        });
     }
     Ok((f.as_raw_fd(), Some(f)))
 }
@@ -477,7 +526,7 @@ fn copy(a: &Args) -> Result<(Totals, Duration, (End, End)), Failure> {
         AlignedBuffer::lazy(a.ibs + a.obs),
     ) {
         (Some(i), Some(o)) => (i, o),
-        _ => return Err(("memory exhausted".to_string(), None)),
+        _ => return Err((DdError::Memory, None)),
     };
     // SAFETY: our own buffers of these lengths.
     let inbuf = unsafe { std::slice::from_raw_parts_mut(in_buffer.as_ptr(), a.ibs) };
@@ -521,7 +570,10 @@ fn copy(a: &Args) -> Result<(Totals, Duration, (End, End)), Failure> {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 return Err((
-                    format!("error reading '{in_name}': {}", os_message(&e)),
+                    DdError::Read {
+                        name: in_name,
+                        source: e,
+                    },
                     Some((t, start.elapsed())),
                 ));
             }
@@ -537,9 +589,12 @@ fn copy(a: &Args) -> Result<(Totals, Duration, (End, End)), Failure> {
             }
         }
         buf[pending..pending + n].copy_from_slice(&inbuf[..n]);
-        let fail = |e: io::Error, t: Totals| {
+        let fail = |source: io::Error, t: Totals| {
             (
-                format!("error writing '{out_name}': {}", os_message(&e)),
+                DdError::Write {
+                    name: out_name.clone(),
+                    source,
+                },
                 Some((t, start.elapsed())),
             )
         };
@@ -562,9 +617,12 @@ fn copy(a: &Args) -> Result<(Totals, Duration, (End, End)), Failure> {
     }
     if pending > 0 {
         let data = buf[..pending].to_vec();
-        write_out(&data, &mut t, true).map_err(|e| {
+        write_out(&data, &mut t, true).map_err(|source| {
             (
-                format!("error writing '{out_name}': {}", os_message(&e)),
+                DdError::Write {
+                    name: out_name.clone(),
+                    source,
+                },
                 Some((t, start.elapsed())),
             )
         })?;
@@ -577,9 +635,12 @@ fn copy(a: &Args) -> Result<(Totals, Duration, (End, End)), Failure> {
         } else {
             Ok(())
         };
-        synced.map_err(|e| {
+        synced.map_err(|source| {
             (
-                format!("fdatasync failed for '{out_name}': {}", os_message(&e)),
+                DdError::Sync {
+                    name: out_name.clone(),
+                    source,
+                },
                 Some((t, start.elapsed())),
             )
         })?;
@@ -742,6 +803,25 @@ mod tests {
         assert_eq!(
             parse(&strings(&["conv=bogus"])).unwrap_err().message,
             "invalid conversion: ‘bogus’"
+        );
+    }
+
+    #[test]
+    fn errors_in_gnu_dds_words() {
+        let e = DdError::Open {
+            path: "nope".into(),
+            source: io::Error::from_raw_os_error(libc::ENOENT),
+        };
+        assert_eq!(
+            e.to_string(),
+            "failed to open 'nope': No such file or directory"
+        );
+        let e = DdError::SeekTooLarge {
+            name: "standard output".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "'standard output': cannot seek: Value too large for defined data type"
         );
     }
 

@@ -15,6 +15,7 @@ use crate::workload::net::sock::SockOpts;
 use crate::workload::net::{Family, TestKind, outcome};
 use crate::workload::observe::Quiet;
 use std::process::ExitCode;
+use thiserror::Error;
 
 /// netserver's port, which the netserver personality listens on too.
 pub const NETSERVER_PORT: u16 = 12865;
@@ -47,8 +48,59 @@ pub(super) struct Options {
 
 const USAGE: &str = "\nUsage: netperf [global options] -- [test options] \n\nGlobal options: -H host -l testlen -t testname -p port -f G|M|K|g|m|k -P 0|1 -v level -j -c -C\nTest options (TCP/UDP tests): -m send -M recv -s lsnd,lrcv -S rsnd,rrcv -r req,rsp -D -o|-O|-k [list]\n\nThis is hostbench's netperf personality: it pairs with `hostbench netserver`.\n";
 
-fn fail(msg: &str) -> String {
-    format!("netperf: {msg}\n{USAGE}")
+/// A command line netperf would refuse; Display is the whole message, usage included.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("netperf: {0}\n{USAGE}")]
+pub struct ArgError(pub ArgProblem);
+
+/// What is wrong with the command line, in netperf's words.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ArgProblem {
+    #[error("option {option} requires an argument")]
+    MissingValue { option: String },
+    #[error("test option {option} requires an argument")]
+    MissingTestValue { option: String },
+    #[error("invalid test length '{value}'")]
+    Length { value: String },
+    #[error("test length must not be 0")]
+    ZeroLength,
+    #[error(
+        "test '{value}' is not supported: use TCP_STREAM, TCP_MAERTS, TCP_RR, TCP_CRR, UDP_STREAM or UDP_RR"
+    )]
+    Test { value: String },
+    #[error("invalid port '{value}'")]
+    Port { value: String },
+    #[error("invalid format '{value}': use G, M, K, g, m or k")]
+    Format { value: String },
+    #[error("invalid verbosity '{value}'")]
+    Verbosity { value: String },
+    #[error("invalid option -- '{option}'")]
+    UnknownOption { option: String },
+    #[error("invalid test option -- '{option}'")]
+    UnknownTestOption { option: String },
+    /// A size or size pair (`-m`, `-s`, `-r`, …) that netperf's convert() cannot read.
+    #[error("invalid {what} '{value}'")]
+    Size { what: &'static str, value: String },
+    #[error("{what} {size} is out of range (1 to {max})")]
+    SizeRange {
+        what: &'static str,
+        size: u64,
+        max: u64,
+    },
+}
+
+impl From<ArgProblem> for ArgError {
+    fn from(p: ArgProblem) -> Self {
+        ArgError(p)
+    }
+}
+
+/// What a command line asks for: a test, netperf's usage (`-h`) or its version (`-V`).
+#[derive(Debug)]
+pub(super) enum Parsed {
+    Run(Box<Options>),
+    Help,
+    Version,
 }
 
 /// netperf's convert(): K/M/G are powers of 2, k/m/g of 10.
@@ -67,8 +119,11 @@ fn convert(s: &str) -> Option<u64> {
 }
 
 /// `a,b`, `a` (both), `,b` (second only).
-fn pair(s: &str, what: &str) -> Result<(Option<u64>, Option<u64>), String> {
-    let bad = || fail(&format!("invalid {what} '{s}'"));
+fn pair(s: &str, what: &'static str) -> Result<(Option<u64>, Option<u64>), ArgProblem> {
+    let bad = || ArgProblem::Size {
+        what,
+        value: s.into(),
+    };
     let (a, b) = match s.split_once(',') {
         Some((a, b)) => (a, Some(b)),
         None => (s, None),
@@ -86,16 +141,26 @@ fn pair(s: &str, what: &str) -> Result<(Option<u64>, Option<u64>), String> {
     Ok((a, b))
 }
 
-pub(super) fn parse(args: &[String]) -> Result<Option<Options>, String> {
+pub(super) fn parse(args: &[String]) -> Result<Parsed, ArgError> {
     let split = args.iter().position(|a| a == "--").unwrap_or(args.len());
     let (global, test) = (&args[..split], args.get(split + 1..).unwrap_or(&[]));
     let mut o = Options::default();
-    let Some(units_given) = o.global_options(global)? else {
-        return Ok(None);
+    let units_given = match o.global_options(global)? {
+        Globals::Done { units_given } => units_given,
+        Globals::Help => return Ok(Parsed::Help),
+        Globals::Version => return Ok(Parsed::Version),
     };
     o.test_options(test)?;
     o.check(units_given)?;
-    Ok(Some(o))
+    Ok(Parsed::Run(Box::new(o)))
+}
+
+/// Where the global options led: on to the test's, or to `-h` or `-V`, which end the
+/// command line where they stand.
+enum Globals {
+    Done { units_given: bool },
+    Help,
+    Version,
 }
 
 impl Default for Options {
@@ -126,8 +191,8 @@ impl Default for Options {
 }
 
 impl Options {
-    /// netperf's global options; None for `-h`, else whether `-f` was given.
-    fn global_options(&mut self, global: &[String]) -> Result<Option<bool>, String> {
+    /// netperf's global options, and whether `-f` was among them.
+    fn global_options(&mut self, global: &[String]) -> Result<Globals, ArgProblem> {
         let o = self;
         let mut units_given = false;
         let mut opts = ShortOpts::new(global);
@@ -136,17 +201,13 @@ impl Options {
             let mut value = || {
                 opts.value(&opt)
                     .map(str::to_string)
-                    .ok_or_else(|| fail(&format!("option {flag} requires an argument")))
+                    .ok_or_else(|| ArgProblem::MissingValue {
+                        option: flag.into(),
+                    })
             };
             match flag {
-                "-h" => return Ok(None),
-                "-V" => {
-                    println!(
-                        "Netperf version 2.7.1 (hostbench {} personality)",
-                        env!("CARGO_PKG_VERSION")
-                    );
-                    return Err(String::new());
-                }
+                "-h" => return Ok(Globals::Help),
+                "-V" => return Ok(Globals::Version),
                 "-H" => {
                     let v = value()?;
                     let (h, fam) = v.split_once(',').unwrap_or((&v, ""));
@@ -162,31 +223,28 @@ impl Options {
                     o.length = v
                         .trim()
                         .parse()
-                        .map_err(|_| fail(&format!("invalid test length '{v}'")))?;
+                        .map_err(|_| ArgProblem::Length { value: v.clone() })?;
                     if o.length == 0 {
-                        return Err(fail("test length must not be 0"));
+                        return Err(ArgProblem::ZeroLength);
                     }
                 }
                 "-t" => {
                     let v = value()?;
-                    o.test = TestKind::parse(&v).ok_or_else(|| {
-                        fail(&format!("test '{v}' is not supported: use TCP_STREAM, TCP_MAERTS, TCP_RR, TCP_CRR, UDP_STREAM or UDP_RR"))
-                    })?;
+                    o.test =
+                        TestKind::parse(&v).ok_or_else(|| ArgProblem::Test { value: v.clone() })?;
                 }
                 "-p" => {
                     let v = value()?;
                     let port = v.split(',').next().unwrap_or("");
                     o.port = port
                         .parse()
-                        .map_err(|_| fail(&format!("invalid port '{v}'")))?;
+                        .map_err(|_| ArgProblem::Port { value: v.clone() })?;
                 }
                 "-f" => {
                     let v = value()?;
                     let c = v.chars().next().unwrap_or(' ');
                     if !"GMKgmk".contains(c) || v.len() != 1 {
-                        return Err(fail(&format!(
-                            "invalid format '{v}': use G, M, K, g, m or k"
-                        )));
+                        return Err(ArgProblem::Format { value: v });
                     }
                     o.units = c;
                     units_given = true;
@@ -200,7 +258,7 @@ impl Options {
                     o.verbosity = v
                         .trim()
                         .parse()
-                        .map_err(|_| fail(&format!("invalid verbosity '{v}'")))?;
+                        .map_err(|_| ArgProblem::Verbosity { value: v.clone() })?;
                 }
                 // The CPU rate that may follow is netperf's calibration: not needed here.
                 "-c" => {
@@ -219,14 +277,18 @@ impl Options {
                 | "-Z" | "-F" | "-n" => {
                     let _ = value()?;
                 }
-                other => return Err(fail(&format!("invalid option -- '{other}'"))),
+                other => {
+                    return Err(ArgProblem::UnknownOption {
+                        option: other.into(),
+                    });
+                }
             }
         }
-        Ok(Some(units_given))
+        Ok(Globals::Done { units_given })
     }
 
     /// The test's options, after `--`.
-    fn test_options(&mut self, test: &[String]) -> Result<(), String> {
+    fn test_options(&mut self, test: &[String]) -> Result<(), ArgProblem> {
         let o = self;
         let mut opts = ShortOpts::new(test);
         while let Some(opt) = opts.next_opt() {
@@ -234,7 +296,9 @@ impl Options {
             let mut value = || {
                 opts.value(&opt)
                     .map(str::to_string)
-                    .ok_or_else(|| fail(&format!("test option {flag} requires an argument")))
+                    .ok_or_else(|| ArgProblem::MissingTestValue {
+                        option: flag.into(),
+                    })
             };
             match flag {
                 "-m" => o.send_size = pair(&value()?, "send size")?.0,
@@ -273,27 +337,31 @@ impl Options {
                 "-R" | "-P" | "-p" | "-K" | "-T" | "-b" | "-c" | "-n" | "-N" => {
                     let _ = value()?;
                 }
-                other => return Err(fail(&format!("invalid test option -- '{other}'"))),
+                other => {
+                    return Err(ArgProblem::UnknownTestOption {
+                        option: other.into(),
+                    });
+                }
             }
         }
         Ok(())
     }
 
     /// RR tests print transactions unless `-f` says otherwise; sizes within bounds.
-    fn check(&mut self, units_given: bool) -> Result<(), String> {
+    fn check(&mut self, units_given: bool) -> Result<(), ArgProblem> {
         let o = self;
         if !units_given && o.test.is_rr() {
             o.units = 'x';
         }
         let max = if o.test.is_udp() { 65507 } else { 16 << 20 };
-        for (what, v) in [
+        for (what, size) in [
             ("send size", o.send_size.unwrap_or(1)),
             ("receive size", o.recv_size.unwrap_or(1)),
             ("request size", o.request),
             ("response size", o.response),
         ] {
-            if v == 0 || v > max {
-                return Err(fail(&format!("{what} {v} is out of range (1 to {max})")));
+            if size == 0 || size > max {
+                return Err(ArgProblem::SizeRange { what, size, max });
             }
         }
         Ok(())
@@ -302,14 +370,20 @@ impl Options {
 
 pub fn main(args: &[String], record: &mut super::Record) -> ExitCode {
     let mut o = match parse(args) {
-        Ok(Some(o)) => o,
-        Ok(None) => {
+        Ok(Parsed::Run(o)) => o,
+        Ok(Parsed::Help) => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
         }
-        Err(msg) if msg.is_empty() => return ExitCode::SUCCESS,
-        Err(msg) => {
-            eprint!("{msg}");
+        Ok(Parsed::Version) => {
+            println!(
+                "Netperf version 2.7.1 (hostbench {} personality)",
+                env!("CARGO_PKG_VERSION")
+            );
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprint!("{e}");
             return ExitCode::from(1);
         }
     };
@@ -747,9 +821,12 @@ fn selectors(o: &Options, out: &Outcome, kind: char, names: &[String], headline:
 mod tests {
     use super::*;
 
-    fn opts(args: &[&str]) -> Result<Options, String> {
+    fn opts(args: &[&str]) -> Result<Options, ArgError> {
         let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        parse(&a).map(|o| o.expect("not help"))
+        match parse(&a)? {
+            Parsed::Run(o) => Ok(*o),
+            other => panic!("not a test: {other:?}"),
+        }
     }
 
     #[test]
@@ -806,6 +883,20 @@ mod tests {
         ] {
             assert!(opts(&args).is_err(), "{args:?}");
         }
+        assert_eq!(
+            opts(&["-t", "UDP_STREAM", "--", "-m", "70000"]).unwrap_err(),
+            ArgError(ArgProblem::SizeRange {
+                what: "send size",
+                size: 70000,
+                max: 65507
+            })
+        );
+        assert_eq!(
+            opts(&["-Q"]).unwrap_err().to_string(),
+            format!("netperf: invalid option -- '-Q'\n{USAGE}")
+        );
+        let a: Vec<String> = vec!["-V".into(), "-Q".into()];
+        assert!(matches!(parse(&a), Ok(Parsed::Version)));
     }
 
     #[test]

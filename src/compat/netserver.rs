@@ -5,9 +5,11 @@
 
 use super::getopt::ShortOpts;
 use super::netperf::NETSERVER_PORT;
+use crate::workload::net::NetError;
 use crate::workload::net::server::{Server, ServerConfig};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::process::ExitCode;
+use thiserror::Error;
 
 const USAGE: &str = "\nUsage: netserver [options] \n\nOptions:\n    -h                Display this text\n    -D                Do not daemonize\n    -L name,family    Use name to pick listen address and family for family\n    -p portnum        Listen for connect requests on portnum.\n    -4                Do IPv4\n    -6                Do IPv6\n    -v verbosity      Specify the verbosity level\n\nThis is hostbench's netserver personality: it serves hostbench's netperf.\n";
 
@@ -19,7 +21,25 @@ pub(super) struct Options {
     verbose: bool,
 }
 
-pub(super) fn parse(args: &[String]) -> Result<Option<Options>, String> {
+/// A command line netserver would refuse; Display is the whole message.
+#[derive(Debug, Error)]
+pub enum ArgError {
+    #[error("netserver: option {option} requires an argument\n{USAGE}")]
+    MissingValue { option: String },
+    #[error("netserver: invalid port '{value}'\n{USAGE}")]
+    Port { value: String },
+    /// `-L`'s name does not resolve.
+    #[error("netserver: -L {value}: {source}\n")]
+    Listen {
+        value: String,
+        #[source]
+        source: NetError,
+    },
+    #[error("netserver: invalid option -- '{option}'\n{USAGE}")]
+    UnknownOption { option: String },
+}
+
+pub(super) fn parse(args: &[String]) -> Result<Option<Options>, ArgError> {
     let mut o = Options {
         port: NETSERVER_PORT,
         foreground: false,
@@ -33,22 +53,25 @@ pub(super) fn parse(args: &[String]) -> Result<Option<Options>, String> {
         let mut value = || {
             opts.value(&opt)
                 .map(str::to_string)
-                .ok_or_else(|| format!("netserver: option {flag} requires an argument\n{USAGE}"))
+                .ok_or_else(|| ArgError::MissingValue {
+                    option: flag.into(),
+                })
         };
         match flag {
             "-h" => return Ok(None),
             "-D" => o.foreground = true,
             "-p" => {
                 let v = value()?;
-                o.port = v
-                    .parse()
-                    .map_err(|_| format!("netserver: invalid port '{v}'\n{USAGE}"))?;
+                o.port = v.parse().map_err(|_| ArgError::Port { value: v.clone() })?;
             }
             "-L" => {
                 let v = value()?;
                 let (name, fam) = v.split_once(',').unwrap_or((&v, ""));
                 let ip = crate::workload::net::resolve(name, 0, crate::workload::net::Family::Any)
-                    .map_err(|e| format!("netserver: -L {v}: {e}\n"))?;
+                    .map_err(|source| ArgError::Listen {
+                        value: v.clone(),
+                        source,
+                    })?;
                 o.bind = Some(ip[0].ip());
                 if fam == "4" || fam == "inet" {
                     o.family = Some(4);
@@ -66,7 +89,11 @@ pub(super) fn parse(args: &[String]) -> Result<Option<Options>, String> {
             "-Z" => {
                 let _ = value()?;
             }
-            other => return Err(format!("netserver: invalid option -- '{other}'\n{USAGE}")),
+            other => {
+                return Err(ArgError::UnknownOption {
+                    option: other.into(),
+                });
+            }
         }
     }
     Ok(Some(o))
@@ -79,8 +106,8 @@ pub fn main(args: &[String]) -> ExitCode {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
         }
-        Err(msg) => {
-            eprint!("{msg}");
+        Err(e) => {
+            eprint!("{e}");
             return ExitCode::from(1);
         }
     };
@@ -159,7 +186,12 @@ mod tests {
         assert!(o.foreground);
         assert_eq!((o.port, o.family), (13000, Some(4)));
         let bad: Vec<String> = vec!["-p".into(), "x".into()];
-        assert!(parse(&bad).is_err());
+        let e = parse(&bad).err().expect("a bad port");
+        assert!(matches!(&e, ArgError::Port { value } if value == "x"));
+        assert_eq!(
+            e.to_string(),
+            format!("netserver: invalid port 'x'\n{USAGE}")
+        );
         assert!(parse(&["-h".to_string()]).unwrap().is_none());
     }
 }

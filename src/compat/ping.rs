@@ -14,6 +14,7 @@ use crate::workload::observe::{Observer, Snapshot};
 use std::net::IpAddr;
 use std::process::ExitCode;
 use std::time::Duration;
+use thiserror::Error;
 
 const USAGE: &str = "\nUsage\n  ping [options] <destination>\n\nOptions:\n  -c <count>         stop after <count> replies\n  -i <interval>      seconds between sending each packet\n  -q                 quiet output\n  -s <size>          use <size> as number of data bytes to be sent\n  -W <timeout>       time to wait for response\n  -w <deadline>      reply wait <deadline> in seconds\n  -4                 use IPv4\n  -6                 use IPv6\n  --tcp <port>       time TCP connects to <port> instead of ICMP (hostbench)\n  --json             print hostbench's result model as JSON\n";
 
@@ -23,7 +24,35 @@ pub(super) struct Options {
     json: bool,
 }
 
-pub(super) fn parse(args: &[String]) -> Result<Options, String> {
+/// A command line iputils' ping refuses (or `-h`); Display is iputils' text, usage
+/// included where it prints it. Printed on stderr, exit 2.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ArgError {
+    #[error("ping: option requires an argument -- 'tcp'")]
+    MissingTcpPort,
+    #[error("ping: option requires an argument -- '{option}'{USAGE}")]
+    MissingValue { option: char },
+    /// A value that does not parse as what the option takes.
+    #[error("ping: invalid {what}: '{value}'")]
+    Invalid { what: &'static str, value: String },
+    #[error("ping: invalid argument: '{value}': out of range: 1 <= value <= 9223372036854775807")]
+    CountRange { value: String },
+    #[error("ping: cannot flood, minimal interval allowed is 2ms")]
+    Flood { interval: Duration },
+    #[error("ping: invalid argument: '{value}': out of range: 0 <= value <= 65507")]
+    SizeRange { value: String },
+    /// `-h`: iputils prints its usage on stderr and exits 2, as for an error.
+    #[error("{}", USAGE.trim_start())]
+    Help,
+    #[error("ping: invalid option -- '{option}'{USAGE}")]
+    UnknownOption { option: char },
+    #[error("ping: unexpected argument '{arg}'{USAGE}")]
+    UnexpectedArgument { arg: String },
+    #[error("ping: usage error: Destination address required{USAGE}")]
+    NoDestination,
+}
+
+pub(super) fn parse(args: &[String]) -> Result<Options, ArgError> {
     let mut spec = PingSpec {
         host: String::new(),
         family: Family::Any,
@@ -38,16 +67,17 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
     let mut deadline = None;
     let mut host = None;
     let mut i = 0;
-    let bad = |what: &str, v: &str| format!("ping: invalid {what}: '{v}'");
+    let bad = |what: &'static str, v: &str| ArgError::Invalid {
+        what,
+        value: v.into(),
+    };
     while i < args.len() {
         let a = args[i].as_str();
         if a == "--json" {
             json = true;
         } else if a == "--tcp" {
             i += 1;
-            let v = args
-                .get(i)
-                .ok_or("ping: option requires an argument -- 'tcp'")?;
+            let v = args.get(i).ok_or(ArgError::MissingTcpPort)?;
             spec.tcp_port = Some(v.parse().map_err(|_| bad("port", v))?);
         } else if let Some(flags) = a.strip_prefix('-').filter(|f| !f.is_empty()) {
             let c = flags.chars().next().unwrap_or(' ');
@@ -57,14 +87,14 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
                     flags[1..].to_string()
                 } else {
                     i += 1;
-                    args.get(i).cloned().ok_or_else(|| {
-                        format!("ping: option requires an argument -- '{c}'{USAGE}")
-                    })?
+                    args.get(i)
+                        .cloned()
+                        .ok_or(ArgError::MissingValue { option: c })?
                 }
             } else {
                 String::new()
             };
-            let secs = |v: &str, what: &str| -> Result<Duration, String> {
+            let secs = |v: &str, what: &'static str| -> Result<Duration, ArgError> {
                 v.parse::<f64>()
                     .ok()
                     .filter(|s| s.is_finite() && *s >= 0.0 && *s < 1e9)
@@ -75,16 +105,16 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
                 'c' => {
                     let n: u64 = value.parse().map_err(|_| bad("argument", &value))?;
                     if n == 0 {
-                        return Err(format!(
-                            "ping: invalid argument: '{value}': out of range: 1 <= value <= 9223372036854775807"
-                        ));
+                        return Err(ArgError::CountRange { value });
                     }
                     spec.count = Some(n);
                 }
                 'i' => {
                     spec.interval = secs(&value, "interval")?;
                     if spec.interval < Duration::from_millis(2) {
-                        return Err("ping: cannot flood, minimal interval allowed is 2ms".into());
+                        return Err(ArgError::Flood {
+                            interval: spec.interval,
+                        });
                     }
                 }
                 'W' => spec.timeout = secs(&value, "timeout")?,
@@ -92,27 +122,24 @@ pub(super) fn parse(args: &[String]) -> Result<Options, String> {
                 's' => {
                     spec.size = value.parse().map_err(|_| bad("packet size", &value))?;
                     if spec.size > 65507 {
-                        return Err(format!(
-                            "ping: invalid argument: '{value}': out of range: 0 <= value <= 65507"
-                        ));
+                        return Err(ArgError::SizeRange { value });
                     }
                 }
                 't' => {}
                 'q' => quiet = true,
                 '4' => spec.family = Family::V4,
                 '6' => spec.family = Family::V6,
-                'h' => return Err(USAGE.trim_start().to_string()),
-                _ => return Err(format!("ping: invalid option -- '{c}'{USAGE}")),
+                'h' => return Err(ArgError::Help),
+                _ => return Err(ArgError::UnknownOption { option: c }),
             }
         } else if host.is_none() {
             host = Some(a.to_string());
         } else {
-            return Err(format!("ping: unexpected argument '{a}'{USAGE}"));
+            return Err(ArgError::UnexpectedArgument { arg: a.into() });
         }
         i += 1;
     }
-    spec.host =
-        host.ok_or_else(|| format!("ping: usage error: Destination address required{USAGE}"))?;
+    spec.host = host.ok_or(ArgError::NoDestination)?;
     if let Some(d) = deadline {
         apply_deadline(&mut spec, d);
     }
@@ -147,8 +174,8 @@ impl Observer for Replies<'_> {
 pub fn main(args: &[String], record: &mut super::Record) -> ExitCode {
     let mut o = match parse(args) {
         Ok(o) => o,
-        Err(msg) => {
-            eprintln!("{}", msg.trim_end());
+        Err(e) => {
+            eprintln!("{}", e.to_string().trim_end());
             return ExitCode::from(2);
         }
     };
@@ -300,7 +327,7 @@ pub mod text {
 mod tests {
     use super::*;
 
-    fn p(args: &[&str]) -> Result<Options, String> {
+    fn p(args: &[&str]) -> Result<Options, ArgError> {
         parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
     }
 
@@ -339,5 +366,14 @@ mod tests {
         ] {
             assert!(p(&bad).is_err(), "{bad:?}");
         }
+        assert_eq!(
+            p(&["-c", "0", "h"]).err(),
+            Some(ArgError::CountRange { value: "0".into() })
+        );
+        assert_eq!(p(&[]).err(), Some(ArgError::NoDestination));
+        assert_eq!(
+            p(&["-i", "x", "h"]).err().map(|e| e.to_string()),
+            Some("ping: invalid interval: 'x'".into())
+        );
     }
 }

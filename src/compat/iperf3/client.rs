@@ -3,6 +3,7 @@
 //! engine and the results are the workload's (`workload::net::iperf3`); this prints
 //! them as iperf3 does and keeps the run's outcome.
 
+use super::error::Iperf3Error;
 use super::json::{self, Side};
 use super::output::{self, Closing, Line};
 use super::{Options, Out};
@@ -12,8 +13,8 @@ use crate::workload::net::iperf3::engine::{Engine, Row};
 use crate::workload::net::iperf3::result::{self, ClientRun, CpuStart, Setup};
 use crate::workload::net::iperf3::streams::{SendLimits, Stream};
 use crate::workload::net::iperf3::wire::{self, Params, Results};
+use crate::workload::net::resolve;
 use crate::workload::net::sock::{self, SockOpts};
-use crate::workload::net::{NetError, resolve};
 use crate::workload::observe::{Observer, Snapshot};
 use serde_json::{Value, json};
 use std::io::{ErrorKind, Read, Write};
@@ -24,7 +25,7 @@ use std::time::{Duration, Instant};
 
 /// Runs the test, prints it (text, or the `-J` document at the end), and returns the
 /// raw result when the test completed.
-pub fn run(o: &Options, out: &Out) -> Result<ClientRun, String> {
+pub fn run(o: &Options, out: &Out) -> Result<ClientRun, Iperf3Error> {
     let intervals = Intervals::new(o, out);
     let mut start = json!({});
     let result = ClientFlow::connect(o, out, &intervals, &mut start).and_then(|f| f.run());
@@ -34,23 +35,12 @@ pub fn run(o: &Options, out: &Out) -> Result<ClientRun, String> {
             Ok((_, end)) => v["end"] = end.clone(),
             Err(e) => {
                 v["end"] = json!({});
-                v["error"] = json!(e);
+                v["error"] = json!(e.to_string());
             }
         }
         out.json(&v);
     }
     result.map(|(run, _)| run)
-}
-
-fn connect_error(e: NetError) -> String {
-    match e {
-        NetError::Connect { reason, .. } if reason.starts_with("connection refused") => {
-            "unable to connect to server: Connection refused".into()
-        }
-        NetError::Connect { reason, .. } => format!("unable to connect to server: {reason}"),
-        NetError::Resolve { reason, .. } => format!("unable to resolve host: {reason}"),
-        other => other.to_string(),
-    }
 }
 
 /// The interval reports of a test as they come (`Snapshot::Iperf3`): printed, or kept
@@ -150,18 +140,17 @@ impl<'a> ClientFlow<'a> {
         out: &'a Out,
         intervals: &'a Intervals<'a>,
         start: &'a mut Value,
-    ) -> Result<ClientFlow<'a>, String> {
+    ) -> Result<ClientFlow<'a>, Iperf3Error> {
         let host = o.client.clone().unwrap_or_default();
         let timeout = o.connect_timeout.unwrap_or(Duration::from_secs(10));
-        let addrs = resolve(&host, o.port, o.family).map_err(connect_error)?;
+        let addrs = resolve(&host, o.port, o.family).map_err(Iperf3Error::ControlConnect)?;
         if !o.json {
             out.line(&format!("Connecting to host {host}, port {}", o.port));
         }
         let mut ctl = connect_control(&addrs, timeout)?;
-        let peer = ctl.peer_addr().map_err(|e| e.to_string())?;
+        let peer = ctl.peer_addr().map_err(Iperf3Error::Control)?;
         let cookie = wire::make_cookie();
-        ctl.write_all(&cookie)
-            .map_err(|e| format!("unable to send cookie to server: {e}"))?;
+        ctl.write_all(&cookie).map_err(Iperf3Error::SendCookie)?;
         let mss = sock::mss(&ctl).unwrap_or(0);
         let params = make_params(o, mss);
         *start = start_doc(o, &host, &cookie, mss, &params);
@@ -190,7 +179,7 @@ impl<'a> ClientFlow<'a> {
     }
 
     /// The state machine, until the server says to display the results.
-    fn run(mut self) -> Result<(ClientRun, Value), String> {
+    fn run(mut self) -> Result<(ClientRun, Value), Iperf3Error> {
         let _ = self.ctl.set_read_timeout(Some(Duration::from_millis(2)));
         loop {
             let state = match read_state_polled(&mut self.ctl) {
@@ -202,10 +191,10 @@ impl<'a> ClientFlow<'a> {
                     self.drive()?;
                     continue;
                 }
-                Err(_) => return Err("control socket has closed unexpectedly".into()),
+                Err(_) => return Err(Iperf3Error::ControlClosed),
             };
             if let Next::Done(end) = self.on_state(state)? {
-                let run = self.run.take().ok_or("display requested before results")?;
+                let run = self.run.take().ok_or(Iperf3Error::DisplayBeforeResults)?;
                 return Ok((run, end));
             }
             self.stop_if_asked();
@@ -213,10 +202,10 @@ impl<'a> ClientFlow<'a> {
     }
 
     /// No state byte yet: drive the test when it runs, and end it when it is over.
-    fn drive(&mut self) -> Result<(), String> {
+    fn drive(&mut self) -> Result<(), Iperf3Error> {
         let Some(e) = self.engine.as_mut() else {
             if self.quiet_since.elapsed() > self.rcv_timeout {
-                return Err("no response from the server".into());
+                return Err(Iperf3Error::NoResponse);
             }
             return Ok(());
         };
@@ -227,11 +216,11 @@ impl<'a> ClientFlow<'a> {
             e.last_interval(self.intervals);
             e.drain_senders(Duration::from_secs(5));
             wire::write_state(&mut self.ctl, wire::TEST_END)
-                .map_err(|_| "control socket has closed unexpectedly".to_string())?;
+                .map_err(|_| Iperf3Error::ControlClosed)?;
             e.join();
         }
         if self.ended && self.quiet_since.elapsed() > self.rcv_timeout {
-            return Err("no results from the server".into());
+            return Err(Iperf3Error::NoResults);
         }
         Ok(())
     }
@@ -248,26 +237,24 @@ impl<'a> ClientFlow<'a> {
         }
     }
 
-    fn on_state(&mut self, state: i8) -> Result<Next, String> {
+    fn on_state(&mut self, state: i8) -> Result<Next, Iperf3Error> {
         match state {
             wire::PARAM_EXCHANGE => wire::write_json(&mut self.ctl, &self.params.to_json())
-                .map_err(|e| format!("unable to send parameters to server: {e}"))?,
+                .map_err(Iperf3Error::SendParams)?,
             wire::CREATE_STREAMS => self.create_streams()?,
             wire::TEST_START => {}
             wire::TEST_RUNNING => self.start_test(),
             wire::EXCHANGE_RESULTS => self.exchange_results()?,
             wire::DISPLAY_RESULTS => return self.display_results().map(Next::Done),
-            wire::ACCESS_DENIED => {
-                return Err("the server is busy running a test. try again later".into());
-            }
+            wire::ACCESS_DENIED => return Err(Iperf3Error::Busy),
             wire::SERVER_ERROR => return Err(self.server_error()),
-            wire::SERVER_TERMINATE => return Err("the server has terminated".into()),
-            other => return Err(format!("received an unknown control message ({other})")),
+            wire::SERVER_TERMINATE => return Err(Iperf3Error::ServerTerminated),
+            other => return Err(Iperf3Error::UnknownState(other)),
         }
         Ok(Next::Continue)
     }
 
-    fn create_streams(&mut self) -> Result<(), String> {
+    fn create_streams(&mut self) -> Result<(), Iperf3Error> {
         let streams = connect::create_streams(&self.params, self.peer, &self.cookie, self.timeout)?;
         if self.text && self.o.reverse {
             self.out.line(&format!(
@@ -325,18 +312,17 @@ impl<'a> ClientFlow<'a> {
         ));
     }
 
-    fn exchange_results(&mut self) -> Result<(), String> {
+    fn exchange_results(&mut self) -> Result<(), Iperf3Error> {
         let Some(e) = self.engine.as_mut() else {
-            return Err("results requested before the test ran".into());
+            return Err(Iperf3Error::ResultsBeforeTest);
         };
         e.join();
         let mine = result::local_results(e, &self.cpu_at_start);
-        wire::write_json(&mut self.ctl, &mine.to_json())
-            .map_err(|e| format!("unable to send results: {e}"))?;
+        wire::write_json(&mut self.ctl, &mine.to_json()).map_err(Iperf3Error::SendResults)?;
         let _ = self.ctl.set_read_timeout(Some(self.rcv_timeout));
         let theirs = wire::read_json(&mut self.ctl, wire::MAX_RESULTS_JSON)
             .and_then(|v| Results::from_json(&v))
-            .map_err(|e| format!("unable to receive results: {e}"))?;
+            .map_err(Iperf3Error::ReceiveResults)?;
         let _ = self.ctl.set_read_timeout(Some(Duration::from_millis(2)));
         let setup = Setup {
             params: &self.params,
@@ -357,9 +343,9 @@ impl<'a> ClientFlow<'a> {
         Ok(())
     }
 
-    fn display_results(&mut self) -> Result<Value, String> {
+    fn display_results(&mut self) -> Result<Value, Iperf3Error> {
         let Some(run) = self.run.as_ref() else {
-            return Err("display requested before results".into());
+            return Err(Iperf3Error::DisplayBeforeResults);
         };
         let end = closing(self.o, self.out, run, &self.intervals.roles());
         let _ = wire::write_state(&mut self.ctl, wire::IPERF_DONE);
@@ -369,17 +355,17 @@ impl<'a> ClientFlow<'a> {
         Ok(end)
     }
 
-    fn server_error(&mut self) -> String {
+    fn server_error(&mut self) -> Iperf3Error {
         let mut b = [0u8; 8];
         let _ = self.ctl.set_read_timeout(Some(Duration::from_secs(2)));
         let _ = self.ctl.read_exact(&mut b);
         let ierr = i32::from_be_bytes(b[..4].try_into().expect("4"));
         let errno = i32::from_be_bytes(b[4..].try_into().expect("4"));
-        format!("the server reported an error (iperf3 error {ierr}, errno {errno})")
+        Iperf3Error::ServerError { ierr, errno }
     }
 }
 
-fn connect_control(addrs: &[SocketAddr], timeout: Duration) -> Result<TcpStream, String> {
+fn connect_control(addrs: &[SocketAddr], timeout: Duration) -> Result<TcpStream, Iperf3Error> {
     let mut last = None;
     for a in addrs {
         let opts = SockOpts {
@@ -391,7 +377,9 @@ fn connect_control(addrs: &[SocketAddr], timeout: Duration) -> Result<TcpStream,
             Err(e) => last = Some(e),
         }
     }
-    Err(connect_error(last.expect("one address at least")))
+    Err(Iperf3Error::ControlConnect(
+        last.expect("one address at least"),
+    ))
 }
 
 /// The `start` section of the JSON document, as far as it is known after connecting.

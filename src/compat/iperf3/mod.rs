@@ -14,12 +14,14 @@
 //! nothing. As a soak slice, the slice's length replaces `-t` (and `-n`/`-k`).
 
 mod client;
+mod error;
 mod json;
 mod output;
 mod server;
 
 use crate::workload::net::Family;
 use crate::workload::net::iperf3::wire;
+pub use error::{ArgError, Iperf3Error, ParamProblem};
 use output::Units;
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -151,14 +153,16 @@ Client specific:
 This is hostbench's iperf3 personality, wire-compatible with iperf3 3.x.
 ";
 
-/// Why the command line cannot run, in iperf3's words.
-fn param_error(msg: &str) -> String {
-    format!("iperf3: parameter error - {msg}\n{USAGE}")
+fn invalid(what: &'static str, value: &str) -> ParamProblem {
+    ParamProblem::Invalid {
+        what,
+        value: value.into(),
+    }
 }
 
 /// iperf3's size grammar: K/M/G/T are powers of 1024.
-fn parse_size(s: &str, what: &str) -> Result<u64, String> {
-    parse_scaled(s, 1024.0).ok_or_else(|| param_error(&format!("invalid {what} '{s}'")))
+fn parse_size(s: &str, what: &'static str) -> Result<u64, ParamProblem> {
+    parse_scaled(s, 1024.0).ok_or_else(|| invalid(what, s))
 }
 
 fn parse_scaled(s: &str, base: f64) -> Option<u64> {
@@ -179,10 +183,8 @@ fn parse_scaled(s: &str, base: f64) -> Option<u64> {
     (v.is_finite() && v >= 0.0 && v * mult < 1.8e19).then_some((v * mult) as u64)
 }
 
-fn parse_num<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
-    s.trim()
-        .parse()
-        .map_err(|_| param_error(&format!("invalid {what} '{s}'")))
+fn parse_num<T: std::str::FromStr>(s: &str, what: &'static str) -> Result<T, ParamProblem> {
+    s.trim().parse().map_err(|_| invalid(what, s))
 }
 
 /// Which options take a value (long name, short letter).
@@ -254,7 +256,7 @@ pub(in crate::compat) enum Parsed {
 }
 
 /// getopt_long, the way iperf3 uses it: `-t5`, `-t 5`, `--time 5`, `--time=5`, `-uR`.
-fn split_args(args: &[String]) -> Result<Vec<(String, Option<String>)>, String> {
+fn split_args(args: &[String]) -> Result<Vec<(String, Option<String>)>, ArgError> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -269,9 +271,12 @@ fn split_args(args: &[String]) -> Result<Vec<(String, Option<String>)>, String> 
                 let v = match inline {
                     Some(v) => v,
                     None => {
-                        let v = args.get(i).cloned().ok_or_else(|| {
-                            format!("iperf3: option '--{name}' requires an argument\n{USAGE}")
-                        })?;
+                        let v = args
+                            .get(i)
+                            .cloned()
+                            .ok_or_else(|| ArgError::MissingLongValue {
+                                option: name.into(),
+                            })?;
                         i += 1;
                         v
                     }
@@ -280,7 +285,9 @@ fn split_args(args: &[String]) -> Result<Vec<(String, Option<String>)>, String> 
             } else if FLAGS.iter().any(|(l, _)| *l == name) {
                 out.push((name.to_string(), None));
             } else {
-                return Err(format!("iperf3: unrecognized option '--{name}'\n{USAGE}"));
+                return Err(ArgError::UnknownLong {
+                    option: name.into(),
+                });
             }
         } else if let Some(shorts) = a.strip_prefix('-').filter(|s| !s.is_empty()) {
             let chars: Vec<char> = shorts.chars().collect();
@@ -293,9 +300,10 @@ fn split_args(args: &[String]) -> Result<Vec<(String, Option<String>)>, String> 
                     let v = if !rest.is_empty() {
                         rest
                     } else {
-                        let v = args.get(i).cloned().ok_or_else(|| {
-                            format!("iperf3: option requires an argument -- '{c}'\n{USAGE}")
-                        })?;
+                        let v = args
+                            .get(i)
+                            .cloned()
+                            .ok_or(ArgError::MissingShortValue { option: c })?;
                         i += 1;
                         v
                     };
@@ -304,17 +312,17 @@ fn split_args(args: &[String]) -> Result<Vec<(String, Option<String>)>, String> 
                 } else if let Some((name, _)) = FLAGS.iter().find(|(_, s)| *s == c) {
                     out.push((name.to_string(), None));
                 } else {
-                    return Err(format!("iperf3: invalid option -- '{c}'\n{USAGE}"));
+                    return Err(ArgError::UnknownShort { option: c });
                 }
             }
         } else {
-            return Err(param_error(&format!("unexpected argument '{a}'")));
+            return Err(ParamProblem::UnexpectedArgument { arg: a.clone() }.into());
         }
     }
     Ok(out)
 }
 
-pub(in crate::compat) fn parse(args: &[String]) -> Result<Parsed, String> {
+pub(in crate::compat) fn parse(args: &[String]) -> Result<Parsed, ArgError> {
     let mut o = Options::default();
     let mut time_given = false;
     for (name, value) in split_args(args)? {
@@ -328,16 +336,14 @@ pub(in crate::compat) fn parse(args: &[String]) -> Result<Parsed, String> {
             "format" => {
                 let c = v.chars().next().unwrap_or(' ');
                 if v.len() != 1 || !"kmgtKMGT".contains(c) {
-                    return Err(param_error(&format!("bad format specifier '{v}'")));
+                    return Err(ParamProblem::Format { value: v }.into());
                 }
                 o.units = Units { fixed: Some(c) };
             }
             "interval" => {
                 let s: f64 = parse_num(&v, "report interval")?;
                 if s != 0.0 && !(0.1..=60.0).contains(&s) {
-                    return Err(param_error(
-                        "invalid report interval (min = 0.1, max = 60.0 seconds)",
-                    ));
+                    return Err(ParamProblem::Interval { seconds: v }.into());
                 }
                 o.interval = (s > 0.0).then(|| Duration::from_secs_f64(s));
             }
@@ -354,10 +360,7 @@ pub(in crate::compat) fn parse(args: &[String]) -> Result<Parsed, String> {
             "udp" => o.udp = true,
             "bitrate" | "bandwidth" => {
                 let rate = v.split('/').next().unwrap_or("");
-                o.bitrate = Some(
-                    parse_scaled(rate, 1000.0)
-                        .ok_or_else(|| param_error(&format!("invalid bitrate '{v}'")))?,
-                );
+                o.bitrate = Some(parse_scaled(rate, 1000.0).ok_or_else(|| invalid("bitrate", &v))?);
             }
             "window" => o.window = parse_size(&v, "window size")?,
             "omit" => o.omit = parse_num(&v, "omit")?,
@@ -385,36 +388,31 @@ pub(in crate::compat) fn parse(args: &[String]) -> Result<Parsed, String> {
             "udp-counters-64bit" => o.udp64 = true,
             "get-server-output" => o.get_server_output = true,
             "file" | "affinity" | "zerocopy" | "tos" | "dscp" | "flowlabel" | "fq-rate" => {
-                return Err(param_error(&format!(
-                    "option '{name}' is not supported by hostbench's iperf3 personality"
-                )));
+                return Err(ParamProblem::Unsupported { option: name }.into());
             }
             // Accepted and without effect here: output flushing, timestamps, debug, pacing.
             _ => {}
         }
     }
     if o.server == o.client.is_some() {
-        return Err(param_error("must either be a client (-c) or server (-s)"));
+        return Err(ParamProblem::Role.into());
     }
     if o.client.is_some() {
         if o.parallel == 0 || o.parallel > wire::MAX_STREAMS {
-            return Err(param_error(&format!(
-                "number of parallel streams too large (maximum = {})",
-                wire::MAX_STREAMS
-            )));
+            return Err(ParamProblem::Parallel {
+                streams: o.parallel,
+                max: wire::MAX_STREAMS,
+            }
+            .into());
         }
         if o.time > wire::MAX_TIME {
-            return Err(param_error(
-                "test duration too long (maximum = 86400 seconds)",
-            ));
+            return Err(ParamProblem::Duration { seconds: o.time }.into());
         }
         if o.reverse && o.bidir {
-            return Err(param_error("cannot be both reverse and bidirectional"));
+            return Err(ParamProblem::ReverseAndBidir.into());
         }
         if (o.bytes > 0 || o.blocks > 0) && time_given {
-            return Err(param_error(
-                "only one test end condition (-t, -n, -k) may be specified",
-            ));
+            return Err(ParamProblem::EndConditions.into());
         }
         if let Some(l) = o.len {
             let (min, max) = if o.udp {
@@ -423,9 +421,7 @@ pub(in crate::compat) fn parse(args: &[String]) -> Result<Parsed, String> {
                 (1, wire::MAX_BLOCKSIZE)
             };
             if !(min..=max).contains(&l) {
-                return Err(param_error(&format!(
-                    "block size invalid (minimum = {min} bytes, maximum = {max} bytes)"
-                )));
+                return Err(ParamProblem::BlockSize { len: l, min, max }.into());
             }
         }
     }
@@ -447,8 +443,8 @@ pub fn main(args: &[String], record: &mut crate::compat::Record) -> ExitCode {
             );
             return ExitCode::SUCCESS;
         }
-        Err(msg) => {
-            eprint!("{msg}");
+        Err(e) => {
+            eprint!("{e}");
             return ExitCode::from(1);
         }
     };
@@ -473,13 +469,13 @@ pub fn main(args: &[String], record: &mut crate::compat::Record) -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(msg) => {
+        Err(e) => {
             if o.json && o.server {
                 out.json(
-                    &serde_json::json!({"start": {}, "intervals": [], "end": {}, "error": msg}),
+                    &serde_json::json!({"start": {}, "intervals": [], "end": {}, "error": e.to_string()}),
                 );
             } else if !o.json {
-                out.err(&format!("iperf3: error - {msg}"));
+                out.err(&format!("iperf3: error - {e}"));
             }
             ExitCode::from(1)
         }
@@ -558,11 +554,11 @@ impl Out {
 mod tests {
     use super::*;
 
-    fn opts(args: &[&str]) -> Result<Options, String> {
+    fn opts(args: &[&str]) -> Result<Options, ArgError> {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         match parse(&args)? {
             Parsed::Run(o) => Ok(*o),
-            _ => Err("not a run".into()),
+            _ => panic!("not a run: {args:?}"),
         }
     }
 
@@ -609,8 +605,20 @@ mod tests {
             (vec!["-c", "h", "-t", "x"], "invalid time"),
             (vec!["-c", "h", "-f", "q"], "format"),
         ] {
-            let e = opts(&args).unwrap_err();
+            let e = opts(&args).unwrap_err().to_string();
             assert!(e.contains(words), "{args:?}: {e}");
         }
+        assert!(matches!(
+            opts(&["-c", "h", "-R", "--bidir"]),
+            Err(ArgError::Parameter(ParamProblem::ReverseAndBidir))
+        ));
+        assert!(matches!(
+            opts(&["-c", "h", "-t"]),
+            Err(ArgError::MissingShortValue { option: 't' })
+        ));
+        assert_eq!(
+            opts(&["-c", "h", "-t", "x"]).unwrap_err().to_string(),
+            format!("iperf3: parameter error - invalid time 'x'\n{USAGE}")
+        );
     }
 }

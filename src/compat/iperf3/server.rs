@@ -5,6 +5,7 @@
 //! measurement.
 
 use super::client::{Intervals, connected_json, connected_line, ip_text};
+use super::error::Iperf3Error;
 use super::json::{self, Side};
 use super::output::{self, Closing, Line, SERVER_BANNER};
 use super::{Options, Out};
@@ -23,12 +24,12 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicI64;
 use std::time::{Duration, Instant};
 
-fn listen_addr(o: &Options) -> Result<SocketAddr, String> {
+fn listen_addr(o: &Options) -> Result<SocketAddr, Iperf3Error> {
     let ip = match &o.bind {
         Some(b) => b
             .trim_matches(|c| c == '[' || c == ']')
             .parse::<IpAddr>()
-            .map_err(|_| format!("unable to bind to '{b}': not an IP address"))?,
+            .map_err(|_| Iperf3Error::BindAddress { bind: b.clone() })?,
         None => match o.family {
             Family::V4 => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
             _ => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
@@ -37,7 +38,7 @@ fn listen_addr(o: &Options) -> Result<SocketAddr, String> {
     Ok(SocketAddr::new(ip, o.port))
 }
 
-pub fn run(o: &Options, out: &Out) -> Result<(), String> {
+pub fn run(o: &Options, out: &Out) -> Result<(), Iperf3Error> {
     let addr = listen_addr(o)?;
     let mut listener = Some(listen(addr, None)?);
     let mut test_no = 1;
@@ -62,11 +63,11 @@ pub fn run(o: &Options, out: &Out) -> Result<(), String> {
             // The caller reports the error, once.
             return result;
         }
-        if let Err(msg) = &result {
+        if let Err(e) = &result {
             if o.json {
-                out.json(&json!({"start": {}, "intervals": [], "end": {}, "error": msg}));
+                out.json(&json!({"start": {}, "intervals": [], "end": {}, "error": e.to_string()}));
             } else {
-                out.err(&format!("iperf3: error - {msg}"));
+                out.err(&format!("iperf3: error - {e}"));
             }
         }
         test_no += 1;
@@ -78,14 +79,17 @@ fn relisten(
     slot: &mut Option<TcpListener>,
     addr: SocketAddr,
     p: Option<&Params>,
-) -> Result<(), String> {
+) -> Result<(), Iperf3Error> {
     *slot = None;
     *slot = Some(listen(addr, p)?);
     Ok(())
 }
 
-fn accept_control(l: &TcpListener, idle: Option<Duration>) -> Result<Option<TcpStream>, String> {
-    l.set_nonblocking(true).map_err(|e| e.to_string())?;
+fn accept_control(
+    l: &TcpListener,
+    idle: Option<Duration>,
+) -> Result<Option<TcpStream>, Iperf3Error> {
+    l.set_nonblocking(true).map_err(Iperf3Error::Control)?;
     let start = Instant::now();
     loop {
         match l.accept() {
@@ -100,7 +104,7 @@ fn accept_control(l: &TcpListener, idle: Option<Duration>) -> Result<Option<TcpS
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
-            Err(e) => return Err(format!("unable to accept connection from client: {e}")),
+            Err(e) => return Err(Iperf3Error::AcceptControl(e)),
         }
     }
 }
@@ -112,7 +116,7 @@ fn serve_one(
     slot: &mut Option<TcpListener>,
     addr: SocketAddr,
     ctl: TcpStream,
-) -> Result<(), String> {
+) -> Result<(), Iperf3Error> {
     let intervals = Intervals::new(o, out);
     let mut s = Session::handshake(o, out, &intervals, ctl)?;
     if s.params.window > 0 || s.params.mss > 0 || s.params.nodelay || s.params.congestion.is_some()
@@ -172,10 +176,10 @@ impl<'a> Session<'a> {
         out: &'a Out,
         intervals: &'a Intervals<'a>,
         mut ctl: TcpStream,
-    ) -> Result<Session<'a>, String> {
-        let peer = ctl.peer_addr().map_err(|e| e.to_string())?;
-        let cookie = read_cookie(&mut ctl).map_err(|e| format!("unable to receive cookie: {e}"))?;
-        wire::write_state(&mut ctl, wire::PARAM_EXCHANGE).map_err(|e| e.to_string())?;
+    ) -> Result<Session<'a>, Iperf3Error> {
+        let peer = ctl.peer_addr().map_err(Iperf3Error::Control)?;
+        let cookie = read_cookie(&mut ctl).map_err(Iperf3Error::ReceiveCookie)?;
+        wire::write_state(&mut ctl, wire::PARAM_EXCHANGE).map_err(Iperf3Error::Control)?;
         let params = wire::read_json(&mut ctl, wire::MAX_PARAMS_JSON)
             .and_then(|v| Params::from_json(&v))
             .inspect_err(|_| {
@@ -184,7 +188,7 @@ impl<'a> Session<'a> {
                 e.extend(0i32.to_be_bytes());
                 let _ = ctl.write_all(&e);
             })
-            .map_err(|e| format!("unable to receive parameters from client: {e}"))?;
+            .map_err(Iperf3Error::ReceiveParams)?;
         if !o.json {
             out.line(&format!(
                 "Accepted connection from {}, port {}",
@@ -211,13 +215,13 @@ impl<'a> Session<'a> {
         &mut self,
         listener: &TcpListener,
         addr: SocketAddr,
-    ) -> Result<Vec<Arc<Stream>>, String> {
+    ) -> Result<Vec<Arc<Stream>>, Iperf3Error> {
         let next_udp = if self.params.udp {
             Some(connect::udp_bind(addr, &self.params)?)
         } else {
             None
         };
-        wire::write_state(&mut self.ctl, wire::CREATE_STREAMS).map_err(|e| e.to_string())?;
+        wire::write_state(&mut self.ctl, wire::CREATE_STREAMS).map_err(Iperf3Error::Control)?;
         let streams =
             connect::accept_streams(listener, &self.params, &self.cookie, next_udp, addr)?;
         for s in &streams {
@@ -263,12 +267,12 @@ impl<'a> Session<'a> {
     }
 
     /// TEST_START and TEST_RUNNING, the header, and the streams running.
-    fn start_test(&mut self, streams: Vec<Arc<Stream>>) -> Result<Running, String> {
+    fn start_test(&mut self, streams: Vec<Arc<Stream>>) -> Result<Running, Iperf3Error> {
         let p = &self.params;
-        let mut ctl_w = self.ctl.try_clone().map_err(|e| e.to_string())?;
+        let mut ctl_w = self.ctl.try_clone().map_err(Iperf3Error::Control)?;
         ctl_w
             .write_all(&[wire::TEST_START as u8, wire::TEST_RUNNING as u8])
-            .map_err(|e| e.to_string())?;
+            .map_err(Iperf3Error::Control)?;
         if self.text {
             let sender = streams.iter().any(|s| s.sender);
             self.out.line(&output::interval_header(
@@ -301,7 +305,7 @@ impl<'a> Session<'a> {
 
     /// Until the client ends the test (TEST_END): intervals, a second client turned
     /// away, and the limits of a client that never ends it.
-    fn watch(&mut self, test: &mut Running, listener: &TcpListener) -> Result<(), String> {
+    fn watch(&mut self, test: &mut Running, listener: &TcpListener) -> Result<(), Iperf3Error> {
         let p = &self.params;
         // The client ends the test; if it never does, this does.
         let hard_end = (p.time > 0).then(|| {
@@ -327,10 +331,10 @@ impl<'a> Session<'a> {
             }
             if self.intervals.stop_requested() {
                 let _ = test.ctl_w.write_all(&[wire::SERVER_TERMINATE as u8]);
-                break Err("the server has terminated".into());
+                break Err(Iperf3Error::ServerTerminated);
             }
             if hard_end.is_some_and(|h| Instant::now() > h) || last_move.elapsed() > idle {
-                break Err("idle timeout for receiving data".into());
+                break Err(Iperf3Error::IdleTimeout);
             }
         };
         test.engine.stop_senders();
@@ -339,19 +343,15 @@ impl<'a> Session<'a> {
     }
 
     /// A state byte from the client that ends the test, if one came.
-    fn client_state(&mut self) -> Option<Result<(), String>> {
-        let closed = || {
-            Some(Err(
-                "the client has unexpectedly closed the connection".into()
-            ))
-        };
+    fn client_state(&mut self) -> Option<Result<(), Iperf3Error>> {
+        let closed = || Some(Err(Iperf3Error::ClientClosed));
         let mut b = [0u8; 1];
         match self.ctl.read(&mut b) {
             Ok(0) => closed(),
             Ok(_) => match b[0] as i8 {
                 wire::TEST_END => Some(Ok(())),
-                wire::CLIENT_TERMINATE => Some(Err("the client has terminated".into())),
-                wire::IPERF_DONE => Some(Err("the client ended the test early".into())),
+                wire::CLIENT_TERMINATE => Some(Err(Iperf3Error::ClientTerminated)),
+                wire::IPERF_DONE => Some(Err(Iperf3Error::ClientEndedEarly)),
                 _ => None,
             },
             Err(e)
@@ -367,15 +367,15 @@ impl<'a> Session<'a> {
     }
 
     /// EXCHANGE_RESULTS: the client's results first, then ours; DISPLAY_RESULTS.
-    fn exchange_results(&mut self, test: &Running) -> Result<(Results, Results), String> {
+    fn exchange_results(&mut self, test: &Running) -> Result<(Results, Results), Iperf3Error> {
         let mine = result::local_results(&test.engine, &test.cpu0);
         let _ = self.ctl.set_read_timeout(Some(STEP));
-        wire::write_state(&mut self.ctl, wire::EXCHANGE_RESULTS).map_err(|e| e.to_string())?;
+        wire::write_state(&mut self.ctl, wire::EXCHANGE_RESULTS).map_err(Iperf3Error::Control)?;
         let theirs = wire::read_json(&mut self.ctl, wire::MAX_RESULTS_JSON)
             .and_then(|v| Results::from_json(&v))
-            .map_err(|e| format!("unable to receive results: {e}"))?;
-        wire::write_json(&mut self.ctl, &mine.to_json()).map_err(|e| e.to_string())?;
-        wire::write_state(&mut self.ctl, wire::DISPLAY_RESULTS).map_err(|e| e.to_string())?;
+            .map_err(Iperf3Error::ReceiveResults)?;
+        wire::write_json(&mut self.ctl, &mine.to_json()).map_err(Iperf3Error::Control)?;
+        wire::write_state(&mut self.ctl, wire::DISPLAY_RESULTS).map_err(Iperf3Error::Control)?;
         Ok((mine, theirs))
     }
 

@@ -169,9 +169,21 @@ pub fn resolve(
     Ok(addrs)
 }
 
+/// A rate that does not parse, with the text as given.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RateError {
+    #[error("'{input}' has an unknown rate unit: use k, M, G or T (bits/s)")]
+    Unit { input: String },
+    #[error("'{input}' is not a rate such as 100M (bits per second)")]
+    NotANumber { input: String },
+    /// Negative, not finite, or 2^64 bit/s and more.
+    #[error("'{input}' is out of range")]
+    OutOfRange { input: String },
+}
+
 /// A bit rate: `100M` = 100 000 000 bit/s; k, M, G, T are powers of 1000 (as iperf3's
 /// `-b`), a bare number is bits per second.
-pub fn parse_rate(s: &str) -> Result<u64, String> {
+pub fn parse_rate(s: &str) -> Result<u64, RateError> {
     let t = s.trim();
     let (num, mult) = match t.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => {
@@ -180,11 +192,7 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
                 'm' => 1e6,
                 'g' => 1e9,
                 't' => 1e12,
-                _ => {
-                    return Err(format!(
-                        "'{s}' has an unknown rate unit: use k, M, G or T (bits/s)"
-                    ));
-                }
+                _ => return Err(RateError::Unit { input: s.into() }),
             };
             (&t[..i], m)
         }
@@ -192,9 +200,9 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     };
     let v: f64 = num
         .parse()
-        .map_err(|_| format!("'{s}' is not a rate such as 100M (bits per second)"))?;
+        .map_err(|_| RateError::NotANumber { input: s.into() })?;
     if !v.is_finite() || v < 0.0 || v * mult >= 1.8e19 {
-        return Err(format!("'{s}' is out of range"));
+        return Err(RateError::OutOfRange { input: s.into() });
     }
     Ok((v * mult) as u64)
 }
@@ -218,9 +226,19 @@ mod tests {
         assert_eq!(parse_rate("100M"), Ok(100_000_000));
         assert_eq!(parse_rate("1.5g"), Ok(1_500_000_000));
         assert_eq!(parse_rate("64000"), Ok(64000));
-        assert!(parse_rate("10X").is_err());
-        assert!(parse_rate("fast").is_err());
-        assert!(parse_rate("").is_err());
+        assert_eq!(
+            parse_rate("10X").unwrap_err().to_string(),
+            "'10X' has an unknown rate unit: use k, M, G or T (bits/s)"
+        );
+        assert!(matches!(
+            parse_rate("fast"),
+            Err(RateError::NotANumber { .. })
+        ));
+        assert!(matches!(parse_rate(""), Err(RateError::NotANumber { .. })));
+        assert!(matches!(
+            parse_rate("-1k"),
+            Err(RateError::OutOfRange { .. })
+        ));
     }
 
     #[test]

@@ -369,8 +369,8 @@ fn session(mut ctl: TcpStream, len: [u8; 4], shared: &Shared) -> Result<(), Sess
             Err(FrameError::Io(e)) if e.kind() == ErrorKind::UnexpectedEof => return Ok(()),
             Err(e) => return Err(e.into()),
         };
-        if let Err(msg) = check_request(&req, &shared.config.limits) {
-            return Err(refuse(&mut ctl, "limit", msg));
+        if let Err(e) = check_request(&req, &shared.config.limits) {
+            return Err(refuse(&mut ctl, "limit", e.to_string()));
         }
         let max = shared.config.limits.max_tests;
         if shared.tests.fetch_add(1, Ordering::AcqRel) >= max {
@@ -400,43 +400,69 @@ fn session(mut ctl: TcpStream, len: [u8; 4], shared: &Shared) -> Result<(), Sess
     }
 }
 
+/// A test request over this server's limits, in words for the client's user (the
+/// server sends the text to the client with the error code `limit`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    #[error("{asked} parallel streams asked; this server allows 1 to {max}")]
+    Parallel { asked: u32, max: u32 },
+    #[error(
+        "a {} s test asked; this server allows at most {} s",
+        .asked_ms / 1000,
+        .max_ms / 1000
+    )]
+    Duration { asked_ms: u64, max_ms: u64 },
+    #[error("the test has no end: give a duration, a byte count or a transaction count")]
+    NoEnd,
+    /// A send, request or response size of zero or over the protocol's maximum.
+    #[error("{what} {size} is out of range (1 to {max})")]
+    Size {
+        what: &'static str,
+        size: u32,
+        max: u32,
+    },
+    /// A UDP test without a rate, or over the server's total, when the server has a cap.
+    #[error("UDP tests on this server are limited to {max_bps} bit/s in total; give a rate")]
+    UdpRate { max_bps: u64 },
+}
+
 /// A request the server will not run, in words for the client's user.
-pub fn check_request(req: &TestRequest, limits: &Limits) -> Result<(), String> {
+pub fn check_request(req: &TestRequest, limits: &Limits) -> Result<(), RequestError> {
     if req.parallel == 0 || req.parallel > limits.max_parallel {
-        return Err(format!(
-            "{} parallel streams asked; this server allows 1 to {}",
-            req.parallel, limits.max_parallel
-        ));
+        return Err(RequestError::Parallel {
+            asked: req.parallel,
+            max: limits.max_parallel,
+        });
     }
     if req.duration_ms > limits.max_duration_ms {
-        return Err(format!(
-            "a {} s test asked; this server allows at most {} s",
-            req.duration_ms / 1000,
-            limits.max_duration_ms / 1000
-        ));
+        return Err(RequestError::Duration {
+            asked_ms: req.duration_ms,
+            max_ms: limits.max_duration_ms,
+        });
     }
     if req.duration_ms == 0 && req.bytes == 0 && req.transactions == 0 {
-        return Err(
-            "the test has no end: give a duration, a byte count or a transaction count".into(),
-        );
+        return Err(RequestError::NoEnd);
     }
     let max_size = if req.test.is_udp() { 65507 } else { 16 << 20 };
-    for (name, v) in [
+    for (what, size) in [
         ("send size", req.send_size),
         ("request size", req.request_size),
         ("response size", req.response_size),
     ] {
-        if v == 0 || v > max_size {
-            return Err(format!("{name} {v} is out of range (1 to {max_size})"));
+        if size == 0 || size > max_size {
+            return Err(RequestError::Size {
+                what,
+                size,
+                max: max_size,
+            });
         }
     }
     if limits.max_rate_bps > 0 && req.test.is_udp() {
         let total = req.rate_bps.saturating_mul(u64::from(req.parallel));
         if req.rate_bps == 0 || total > limits.max_rate_bps {
-            return Err(format!(
-                "UDP tests on this server are limited to {} bit/s in total; give a rate",
-                limits.max_rate_bps
-            ));
+            return Err(RequestError::UdpRate {
+                max_bps: limits.max_rate_bps,
+            });
         }
     }
     Ok(())

@@ -120,17 +120,43 @@ fn owners<'a>(per_master: impl Iterator<Item = &'a [u16]>) -> Vec<Option<u16>> {
     owners
 }
 
+/// A `CLUSTER NODES` line that does not parse, with the line as the node sent it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid CLUSTER NODES line ({problem}): {line}")]
+pub struct NodesError {
+    pub line: String,
+    pub problem: NodesProblem,
+}
+
+/// What is wrong with a `CLUSTER NODES` line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NodesProblem {
+    #[error("fewer than 8 fields")]
+    TooFewFields,
+    #[error("address without a port")]
+    NoPort,
+    #[error("bad port")]
+    BadPort,
+    #[error("a master without an address")]
+    NoAddress,
+    #[error("bad slot range")]
+    BadSlots,
+}
+
 /// Parses a `CLUSTER NODES` reply: one line per node,
 /// `<id> <ip:port@cport[,hostname]> <flags> <master-id> <ping> <pong> <epoch> <link> <slot>...`.
 /// Replicas are skipped; `myself` without a known address takes `entry`'s (a node that
 /// never met another reports `:port`).
-pub fn parse_nodes(text: &str, entry: &Endpoint) -> Result<Topology, String> {
+pub fn parse_nodes(text: &str, entry: &Endpoint) -> Result<Topology, NodesError> {
     let mut topology = Topology::default();
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
         let fields: Vec<&str> = line.split(' ').collect();
-        let bad = |why: &str| format!("invalid CLUSTER NODES line ({why}): {line}");
+        let bad = |problem| NodesError {
+            line: line.to_string(),
+            problem,
+        };
         if fields.len() < 8 {
-            return Err(bad("fewer than 8 fields"));
+            return Err(bad(NodesProblem::TooFewFields));
         }
         let (id, addr, flags, master_of) = (fields[0], fields[1], fields[2], fields[3]);
         let flags: Vec<&str> = flags.split(',').collect();
@@ -140,8 +166,8 @@ pub fn parse_nodes(text: &str, entry: &Endpoint) -> Result<Topology, String> {
         let hostport = addr.split(['@', ',']).next().unwrap_or("");
         let (ip, port) = hostport
             .rsplit_once(':')
-            .ok_or_else(|| bad("address without a port"))?;
-        let port: u16 = port.parse().map_err(|_| bad("bad port"))?;
+            .ok_or_else(|| bad(NodesProblem::NoPort))?;
+        let port: u16 = port.parse().map_err(|_| bad(NodesProblem::BadPort))?;
         let endpoint = if !ip.is_empty() {
             Endpoint::Tcp {
                 host: ip.trim_start_matches('[').trim_end_matches(']').into(),
@@ -150,7 +176,7 @@ pub fn parse_nodes(text: &str, entry: &Endpoint) -> Result<Topology, String> {
         } else if flags.contains(&"myself") {
             entry.clone()
         } else {
-            return Err(bad("a master without an address"));
+            return Err(bad(NodesProblem::NoAddress));
         };
         let mut slots = Vec::new();
         for spec in &fields[8..] {
@@ -163,7 +189,7 @@ pub fn parse_nodes(text: &str, entry: &Endpoint) -> Result<Topology, String> {
                 s.parse::<u16>()
                     .ok()
                     .filter(|&n| usize::from(n) < SLOTS)
-                    .ok_or_else(|| bad("bad slot range"))
+                    .ok_or_else(|| bad(NodesProblem::BadSlots))
             };
             let (from, to) = (slot(from)?, slot(to)?);
             slots.extend(from..=to);
@@ -187,7 +213,10 @@ pub fn fetch(entry: &Endpoint, setup: &Setup) -> Result<Topology, RedisError> {
     let text = reply.first().map(String::as_str).unwrap_or("");
     // RESP3 sends it as a verbatim string: `txt:` then the text.
     let text = text.strip_prefix("txt:").unwrap_or(text);
-    parse_nodes(text, entry).map_err(|why| RedisError::Other(format!("{entry}: {why}")))
+    parse_nodes(text, entry).map_err(|source| RedisError::ClusterNodes {
+        endpoint: entry.clone(),
+        source,
+    })
 }
 
 /// The masters a run talks to and the slots each owns now. Load loops keep their own
@@ -346,9 +375,17 @@ aaaa8b365bb7edb5e285caf0b7e6ddc7265d2f4f 127.0.0.1:30005@31005 master - 0 142623
             host: "h".into(),
             port: 1,
         };
-        assert!(parse_nodes("just some text", &entry).is_err());
-        assert!(parse_nodes("a 1.2.3.4:x@1 master - 0 0 1 connected 0-5", &entry).is_err());
-        assert!(parse_nodes("a 1.2.3.4:1@1 master - 0 0 1 connected 0-99999", &entry).is_err());
+        let problem = |text| parse_nodes(text, &entry).unwrap_err().problem;
+        assert_eq!(problem("just some text"), NodesProblem::TooFewFields);
+        assert_eq!(
+            problem("a 1.2.3.4:x@1 master - 0 0 1 connected 0-5"),
+            NodesProblem::BadPort
+        );
+        let e = parse_nodes("a 1.2.3.4:1@1 master - 0 0 1 connected 0-99999", &entry).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid CLUSTER NODES line (bad slot range): a 1.2.3.4:1@1 master - 0 0 1 connected 0-99999"
+        );
         assert_eq!(parse_nodes("", &entry).unwrap(), Topology::default());
     }
 }

@@ -112,6 +112,12 @@ pub enum RedisError {
         node: Endpoint,
         source: Box<RedisError>,
     },
+    /// A node's CLUSTER NODES reply that does not parse.
+    #[error("{endpoint}: {source}")]
+    ClusterNodes {
+        endpoint: Endpoint,
+        source: super::cluster::NodesError,
+    },
 }
 
 impl RedisError {
@@ -451,14 +457,26 @@ pub fn write(fd: RawFd, buf: &[u8]) -> Result<usize, RedisError> {
     Ok(done)
 }
 
+/// The open-file limit cannot cover the descriptors a run needs. The callers add the
+/// fix (`ulimit -n`, fewer clients) in their own words.
+#[derive(Debug, Error)]
+pub enum FdLimitError {
+    #[error("{0}")]
+    Get(#[source] io::Error),
+    #[error("{0}")]
+    Set(#[source] io::Error),
+    #[error("the open-file limit is {limit} (hard limit {hard}) and {needed} are needed")]
+    TooLow { limit: u64, hard: u64, needed: u64 },
+}
+
 /// Raises the soft open-file limit to what `needed` descriptors take, up to the hard
 /// limit (and the hard limit too when running as root). Returns the limit in force.
-pub fn raise_fd_limit(needed: u64) -> Result<u64, String> {
+pub fn raise_fd_limit(needed: u64) -> Result<u64, FdLimitError> {
     // SAFETY: getrlimit/setrlimit on a struct we own.
     unsafe {
         let mut lim: libc::rlimit = std::mem::zeroed();
         if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
-            return Err(io::Error::last_os_error().to_string());
+            return Err(FdLimitError::Get(io::Error::last_os_error()));
         }
         if lim.rlim_cur >= needed {
             return Ok(lim.rlim_cur);
@@ -475,13 +493,14 @@ pub fn raise_fd_limit(needed: u64) -> Result<u64, String> {
             want.rlim_cur = lim.rlim_max;
         }
         if libc::setrlimit(libc::RLIMIT_NOFILE, &want) != 0 {
-            return Err(io::Error::last_os_error().to_string());
+            return Err(FdLimitError::Set(io::Error::last_os_error()));
         }
         if want.rlim_cur < needed {
-            return Err(format!(
-                "the open-file limit is {} (hard limit {}) and {} are needed",
-                want.rlim_cur, lim.rlim_max, needed
-            ));
+            return Err(FdLimitError::TooLow {
+                limit: want.rlim_cur,
+                hard: lim.rlim_max,
+                needed,
+            });
         }
         Ok(want.rlim_cur)
     }

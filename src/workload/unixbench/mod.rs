@@ -169,13 +169,39 @@ pub struct SuiteResult {
 pub enum RunError {
     #[error("{0}")]
     Spec(#[from] SpecError),
-    #[error("{test}: {message}")]
-    Test { test: &'static str, message: String },
+    #[error("{test}: {source}")]
+    Test {
+        test: &'static str,
+        source: PassError,
+    },
     #[error("working directory {dir}: {source}")]
     Dir {
         dir: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// Why a pass of a test produced no result.
+#[derive(Debug, Error)]
+pub enum PassError {
+    #[error("cannot find hostbench's own binary: {0}")]
+    OwnBinary(#[source] std::io::Error),
+    #[error("cannot start {}: {source}", .exe.display())]
+    Start {
+        exe: PathBuf,
+        source: std::io::Error,
+    },
+    /// Waiting for a program that was started failed.
+    #[error("{0}")]
+    Wait(#[source] std::io::Error),
+    /// The program printed nothing and gave no result lines.
+    #[error("program ended without a result ({status})")]
+    NoResult { status: std::process::ExitStatus },
+    /// The program gave no result lines; this is what it printed instead.
+    #[error("{output}")]
+    Failed { output: String },
+    #[error("a copy's thread panicked")]
+    Panicked,
 }
 
 /// What the suite tells its observer as it goes (`Snapshot::Suite`); UnixBench's
@@ -356,10 +382,10 @@ impl Suite<'_> {
             match outcome {
                 Ok(reports) => done.extend(Pass::from_copies(&reports)),
                 Err(_) if self.observer.stop_requested() => break,
-                Err(message) => {
+                Err(source) => {
                     return Err(RunError::Test {
                         test: test.name,
-                        message,
+                        source,
                     });
                 }
             }
@@ -411,9 +437,8 @@ fn run_pass(
     invocation: &program::Invocation,
     copies: usize,
     cwd: &Path,
-) -> Result<Vec<CopyReport>, String> {
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot find hostbench's own binary: {e}"))?;
+) -> Result<Vec<CopyReport>, PassError> {
+    let exe = std::env::current_exe().map_err(PassError::OwnBinary)?;
     let (exe, args) = invocation.command(&exe);
     let handles: Vec<_> = (0..copies)
         .map(|_| {
@@ -427,23 +452,25 @@ fn run_pass(
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped());
             let exe = exe.clone();
-            std::thread::spawn(move || -> Result<CopyReport, String> {
+            std::thread::spawn(move || -> Result<CopyReport, PassError> {
                 let start = Instant::now();
                 let mut child = command
                     .spawn()
-                    .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+                    .map_err(|source| PassError::Start { exe, source })?;
                 let mut output = String::new();
                 if let Some(mut stderr) = child.stderr.take() {
                     let _ = stderr.read_to_string(&mut output);
                 }
                 let elapsed = start.elapsed().as_secs_f64();
-                let status = child.wait().map_err(|e| e.to_string())?;
+                let status = child.wait().map_err(PassError::Wait)?;
                 parse_report(&output, elapsed).ok_or_else(|| {
                     let text = output.trim();
                     if text.is_empty() {
-                        format!("program ended without a result ({status})")
+                        PassError::NoResult { status }
                     } else {
-                        text.to_string()
+                        PassError::Failed {
+                            output: text.to_string(),
+                        }
                     }
                 })
             })
@@ -451,10 +478,7 @@ fn run_pass(
         .collect();
     let mut reports = Vec::new();
     for h in handles {
-        reports.push(
-            h.join()
-                .map_err(|_| "a copy's thread panicked".to_string())??,
-        );
+        reports.push(h.join().map_err(|_| PassError::Panicked)??);
     }
     Ok(reports)
 }

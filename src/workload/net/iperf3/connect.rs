@@ -6,10 +6,48 @@ use super::streams::{Socket, Stream};
 use super::wire::{self, Params};
 use crate::workload::net::sock::{self, SockOpts};
 use socket2::{Domain, Protocol, Type};
-use std::io::{ErrorKind, Read, Write};
+use std::io::{self, ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// Why a data stream (or the server's listener) could not be set up, in iperf3's
+/// words; the personality prints it after "iperf3: error - ".
+#[derive(Debug, Error)]
+pub enum ConnectError {
+    /// A socket could not be made or configured (the system's own words).
+    #[error("{0}")]
+    Socket(#[source] io::Error),
+    #[error("unable to set socket options: {0}")]
+    SocketOptions(#[source] io::Error),
+    #[error("unable to connect stream: {0}")]
+    Connect(#[source] io::Error),
+    #[error("unable to send cookie to server: {0}")]
+    SendCookie(#[source] io::Error),
+    #[error("unable to connect UDP stream: {0}")]
+    UdpConnect(#[source] io::Error),
+    #[error("unable to send UDP hello: {0}")]
+    UdpHello(#[source] io::Error),
+    #[error("unable to read from the UDP stream socket: no reply from the server")]
+    NoUdpReply,
+    /// The port is taken (iperf3 prints the reason without the errno).
+    #[error("unable to start listener for connections: Address already in use")]
+    AddrInUse(#[source] io::Error),
+    #[error("unable to start listener for connections: {0}")]
+    Listen(#[source] io::Error),
+    #[error("unable to accept stream connection: {0}")]
+    Accept(#[source] io::Error),
+    #[error("the client did not open its data streams in time")]
+    StreamsTimeout,
+    #[error("unable to bind UDP stream socket: {0}")]
+    UdpBind(#[source] io::Error),
+    /// A UDP stream was expected with no socket bound for it (a bug, not the peer).
+    #[error("no UDP socket bound")]
+    NoUdpSocket,
+    #[error("unable to receive the UDP stream hello: {0}")]
+    UdpHelloRecv(#[source] io::Error),
+}
 
 /// How long a client has for each setup step (cookie, parameters, streams, results).
 pub const STEP: Duration = Duration::from_secs(10);
@@ -66,7 +104,7 @@ pub fn create_streams(
     peer: SocketAddr,
     cookie: &[u8; wire::COOKIE_SIZE],
     timeout: Duration,
-) -> Result<Vec<Arc<Stream>>, String> {
+) -> Result<Vec<Arc<Stream>>, ConnectError> {
     let roles: Vec<bool> = if p.bidirectional {
         (0..p.parallel)
             .map(|_| true)
@@ -82,7 +120,8 @@ pub fn create_streams(
         } else {
             Socket::Tcp(tcp_connect(p, peer, cookie, timeout)?)
         };
-        let stream = Stream::new(wire::stream_id(i), sender, socket).map_err(|e| e.to_string())?;
+        let stream =
+            Stream::new(wire::stream_id(i), sender, socket).map_err(ConnectError::Socket)?;
         streams.push(Arc::new(stream));
     }
     Ok(streams)
@@ -93,29 +132,27 @@ fn tcp_connect(
     peer: SocketAddr,
     cookie: &[u8; wire::COOKIE_SIZE],
     timeout: Duration,
-) -> Result<TcpStream, String> {
+) -> Result<TcpStream, ConnectError> {
     let s = socket2::Socket::new(Domain::for_address(peer), Type::STREAM, Some(Protocol::TCP))
-        .map_err(|e| e.to_string())?;
-    apply_tcp_opts(&s, p).map_err(|e| format!("unable to set socket options: {e}"))?;
+        .map_err(ConnectError::Socket)?;
+    apply_tcp_opts(&s, p).map_err(ConnectError::SocketOptions)?;
     s.connect_timeout(&peer.into(), timeout)
-        .map_err(|e| format!("unable to connect stream: {e}"))?;
+        .map_err(ConnectError::Connect)?;
     let mut t: TcpStream = s.into();
-    t.write_all(cookie)
-        .map_err(|e| format!("unable to send cookie to server: {e}"))?;
+    t.write_all(cookie).map_err(ConnectError::SendCookie)?;
     Ok(t)
 }
 
 /// A UDP stream: connect, send the 4-byte hello, wait for any version's reply
 /// (data may arrive first when the server is the sender: it is skipped).
-fn udp_connect(p: &Params, peer: SocketAddr) -> Result<UdpSocket, String> {
+fn udp_connect(p: &Params, peer: SocketAddr) -> Result<UdpSocket, ConnectError> {
     let opts = SockOpts {
         sndbuf: p.window as u32,
         rcvbuf: p.window as u32,
         nodelay: false,
     };
-    let s = sock::bind_udp(sock::unspecified_like(&peer), opts).map_err(|e| e.to_string())?;
-    s.connect(peer)
-        .map_err(|e| format!("unable to connect UDP stream: {e}"))?;
+    let s = sock::bind_udp(sock::unspecified_like(&peer), opts).map_err(ConnectError::Socket)?;
+    s.connect(peer).map_err(ConnectError::UdpConnect)?;
     let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut buf = vec![0u8; 65536];
@@ -123,7 +160,7 @@ fn udp_connect(p: &Params, peer: SocketAddr) -> Result<UdpSocket, String> {
     while Instant::now() < deadline {
         if sent_at.is_none_or(|t| t.elapsed() > Duration::from_secs(2)) {
             s.send(&wire::UDP_CONNECT_MSG)
-                .map_err(|e| format!("unable to send UDP hello: {e}"))?;
+                .map_err(ConnectError::UdpHello)?;
             sent_at = Some(Instant::now());
         }
         match s.recv(&mut buf) {
@@ -131,7 +168,7 @@ fn udp_connect(p: &Params, peer: SocketAddr) -> Result<UdpSocket, String> {
             Ok(_) | Err(_) => {}
         }
     }
-    Err("unable to read from the UDP stream socket: no reply from the server".into())
+    Err(ConnectError::NoUdpReply)
 }
 
 /// The send and receive buffer sizes of a stream's socket, as the kernel set them.
@@ -144,8 +181,8 @@ pub fn buffer_sizes(s: &Stream) -> (u64, u64) {
 
 /// The server's listener on the port; `p` (window, MSS, nodelay) is inherited by
 /// accepted streams.
-pub fn listen(addr: SocketAddr, p: Option<&Params>) -> Result<TcpListener, String> {
-    let fail = |e: std::io::Error| format!("unable to start listener for connections: {e}");
+pub fn listen(addr: SocketAddr, p: Option<&Params>) -> Result<TcpListener, ConnectError> {
+    let fail = ConnectError::Listen;
     let s = socket2::Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
         .map_err(fail)?;
     s.set_reuse_address(true).map_err(fail)?;
@@ -157,7 +194,7 @@ pub fn listen(addr: SocketAddr, p: Option<&Params>) -> Result<TcpListener, Strin
     }
     s.bind(&addr.into()).map_err(|e| {
         if e.kind() == ErrorKind::AddrInUse {
-            "unable to start listener for connections: Address already in use".to_string()
+            ConnectError::AddrInUse(e)
         } else {
             fail(e)
         }
@@ -166,7 +203,7 @@ pub fn listen(addr: SocketAddr, p: Option<&Params>) -> Result<TcpListener, Strin
     Ok(s.into())
 }
 
-pub fn read_cookie(s: &mut TcpStream) -> std::io::Result<[u8; wire::COOKIE_SIZE]> {
+pub fn read_cookie(s: &mut TcpStream) -> io::Result<[u8; wire::COOKIE_SIZE]> {
     s.set_read_timeout(Some(STEP))?;
     let mut c = [0u8; wire::COOKIE_SIZE];
     s.read_exact(&mut c)?;
@@ -187,7 +224,7 @@ pub fn accept_streams(
     cookie: &[u8; wire::COOKIE_SIZE],
     mut next_udp: Option<UdpSocket>,
     addr: SocketAddr,
-) -> Result<Vec<Arc<Stream>>, String> {
+) -> Result<Vec<Arc<Stream>>, ConnectError> {
     let n = p.parallel as usize;
     let roles: Vec<bool> = if p.bidirectional {
         (0..n).map(|_| false).chain((0..n).map(|_| true)).collect()
@@ -202,7 +239,7 @@ pub fn accept_streams(
         } else {
             Socket::Tcp(tcp_accept(listener, cookie)?)
         };
-        let s = Stream::new(wire::stream_id(i), *sender, socket).map_err(|e| e.to_string())?;
+        let s = Stream::new(wire::stream_id(i), *sender, socket).map_err(ConnectError::Socket)?;
         streams.push(Arc::new(s));
     }
     Ok(streams)
@@ -211,8 +248,10 @@ pub fn accept_streams(
 fn tcp_accept(
     listener: &TcpListener,
     cookie: &[u8; wire::COOKIE_SIZE],
-) -> Result<TcpStream, String> {
-    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+) -> Result<TcpStream, ConnectError> {
+    listener
+        .set_nonblocking(true)
+        .map_err(ConnectError::Socket)?;
     let deadline = Instant::now() + STEP;
     while Instant::now() < deadline {
         match listener.accept() {
@@ -230,17 +269,17 @@ fn tcp_accept(
             Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
                 std::thread::sleep(Duration::from_millis(5));
             }
-            Err(e) => return Err(format!("unable to accept stream connection: {e}")),
+            Err(e) => return Err(ConnectError::Accept(e)),
         }
     }
-    Err("the client did not open its data streams in time".into())
+    Err(ConnectError::StreamsTimeout)
 }
 
 /// A UDP socket on the test's port, waiting for a stream's hello.
-pub fn udp_bind(addr: SocketAddr, p: &Params) -> Result<UdpSocket, String> {
+pub fn udp_bind(addr: SocketAddr, p: &Params) -> Result<UdpSocket, ConnectError> {
     let s = socket2::Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))
-        .map_err(|e| e.to_string())?;
-    s.set_reuse_address(true).map_err(|e| e.to_string())?;
+        .map_err(ConnectError::Socket)?;
+    s.set_reuse_address(true).map_err(ConnectError::Socket)?;
     if addr.is_ipv6() {
         let _ = s.set_only_v6(false);
     }
@@ -248,8 +287,7 @@ pub fn udp_bind(addr: SocketAddr, p: &Params) -> Result<UdpSocket, String> {
         let _ = s.set_send_buffer_size(p.window as usize);
         let _ = s.set_recv_buffer_size(p.window as usize);
     }
-    s.bind(&addr.into())
-        .map_err(|e| format!("unable to bind UDP stream socket: {e}"))?;
+    s.bind(&addr.into()).map_err(ConnectError::UdpBind)?;
     Ok(s.into())
 }
 
@@ -261,19 +299,18 @@ fn udp_accept(
     addr: SocketAddr,
     p: &Params,
     more: bool,
-) -> Result<UdpSocket, String> {
-    let u = slot.take().ok_or("no UDP socket bound")?;
-    u.set_read_timeout(Some(STEP)).map_err(|e| e.to_string())?;
+) -> Result<UdpSocket, ConnectError> {
+    let u = slot.take().ok_or(ConnectError::NoUdpSocket)?;
+    u.set_read_timeout(Some(STEP))
+        .map_err(ConnectError::Socket)?;
     let mut buf = [0u8; 64];
-    let (_, from) = u
-        .recv_from(&mut buf)
-        .map_err(|e| format!("unable to receive the UDP stream hello: {e}"))?;
-    u.connect(from).map_err(|e| e.to_string())?;
+    let (_, from) = u.recv_from(&mut buf).map_err(ConnectError::UdpHelloRecv)?;
+    u.connect(from).map_err(ConnectError::Socket)?;
     if more {
         *slot = Some(udp_bind(addr, p)?);
     }
     u.send(&wire::UDP_CONNECT_REPLY)
-        .map_err(|e| e.to_string())?;
+        .map_err(ConnectError::Socket)?;
     let _ = u.set_read_timeout(None);
     Ok(u)
 }

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 use std::io::{self, Read, Write};
+use thiserror::Error;
 
 pub const TEST_START: i8 = 1;
 pub const TEST_RUNNING: i8 = 2;
@@ -89,25 +90,67 @@ pub fn write_json(w: &mut impl Write, v: &Value) -> io::Result<()> {
     w.write_all(&frame)
 }
 
+/// What was wrong with a control message: its frame, its JSON, or the parameters or
+/// results in it. The texts follow iperf3's where it has one; the personality prints
+/// them after its own context ("unable to receive results: …").
+#[derive(Debug, Error)]
+pub enum WireError {
+    /// The connection failed or closed while a message was being read.
+    #[error("{0}")]
+    Read(#[source] io::Error),
+    /// A length prefix of zero or over the limit for this message.
+    #[error("JSON message of {len} bytes (limit {cap})")]
+    Length { len: u32, cap: u32 },
+    #[error("{0}")]
+    Json(#[source] serde_json::Error),
+    #[error("JSON message is not an object")]
+    NotObject,
+    /// A parameter that must be a non-negative number is something else.
+    #[error("parameter '{key}' is not a non-negative number")]
+    NotANumber { key: String },
+    /// Neither `tcp` nor `udp` is set (an SCTP test, or no protocol at all).
+    #[error("only TCP and UDP tests are supported (no SCTP)")]
+    Protocol,
+    #[error("number of parallel streams {parallel} out of range (1 to {MAX_STREAMS})")]
+    Parallel { parallel: u32 },
+    /// `time` over iperf3's maximum, or `omit` over 600 s.
+    #[error("test duration too long (maximum = {MAX_TIME} seconds)")]
+    Duration { time: u64, omit: u64 },
+    #[error(
+        "block size invalid (minimum = {MIN_UDP_BLOCKSIZE} bytes, maximum = {MAX_UDP_BLOCKSIZE} bytes)"
+    )]
+    UdpBlockSize { len: u64 },
+    /// A TCP block size of zero or over the maximum.
+    #[error("block size too large (maximum = {MAX_BLOCKSIZE} bytes)")]
+    BlockSize { len: u64 },
+    #[error("socket buffer size too large")]
+    Window { window: u64 },
+    /// The peer's results lack a key they must have (or it has the wrong type).
+    #[error("results lack '{key}'")]
+    ResultsLack { key: &'static str },
+    #[error("results list too many streams")]
+    TooManyStreams { streams: usize },
+}
+
 /// Reads one length-prefixed JSON object, refusing anything over `cap` bytes.
-pub fn read_json(r: &mut impl Read, cap: u32) -> Result<Value, String> {
+pub fn read_json(r: &mut impl Read, cap: u32) -> Result<Value, WireError> {
     let mut len = [0u8; 4];
-    r.read_exact(&mut len).map_err(|e| e.to_string())?;
+    r.read_exact(&mut len).map_err(WireError::Read)?;
     let len = u32::from_be_bytes(len);
     if len == 0 || len > cap {
-        return Err(format!("JSON message of {len} bytes (limit {cap})"));
+        return Err(WireError::Length { len, cap });
     }
     let mut body = vec![0u8; len as usize];
-    r.read_exact(&mut body).map_err(|e| e.to_string())?;
+    r.read_exact(&mut body).map_err(WireError::Read)?;
     parse_json(&body)
 }
 
-pub fn parse_json(body: &[u8]) -> Result<Value, String> {
-    let v: Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+pub fn parse_json(body: &[u8]) -> Result<Value, WireError> {
+    let v: Value = serde_json::from_slice(body).map_err(WireError::Json)?;
     if v.is_object() {
         Ok(v)
     } else {
-        Err("JSON message is not an object".into())
+        Err(WireError::NotObject)
     }
 }
 
@@ -219,13 +262,13 @@ impl Params {
     }
 
     /// Reads a client's parameters; values out of iperf3's ranges are errors.
-    pub fn from_json(v: &Value) -> Result<Params, String> {
-        let num = |k: &str| -> Result<u64, String> {
+    pub fn from_json(v: &Value) -> Result<Params, WireError> {
+        let num = |k: &str| -> Result<u64, WireError> {
             match v.get(k) {
                 None => Ok(0),
                 Some(x) => match as_i64(x) {
                     Some(n) if n >= 0 => Ok(n as u64),
-                    _ => Err(format!("parameter '{k}' is not a non-negative number")),
+                    _ => Err(WireError::NotANumber { key: k.into() }),
                 },
             }
         };
@@ -235,7 +278,7 @@ impl Params {
         };
         let udp = flag("udp");
         if !udp && !flag("tcp") {
-            return Err("only TCP and UDP tests are supported (no SCTP)".into());
+            return Err(WireError::Protocol);
         }
         let p = Params {
             udp,
@@ -266,31 +309,29 @@ impl Params {
         Ok(p)
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), WireError> {
         if self.parallel == 0 || self.parallel > MAX_STREAMS {
-            return Err(format!(
-                "number of parallel streams {} out of range (1 to {MAX_STREAMS})",
-                self.parallel
-            ));
+            return Err(WireError::Parallel {
+                parallel: self.parallel,
+            });
         }
         if self.time > MAX_TIME || self.omit > 600 {
-            return Err(format!(
-                "test duration too long (maximum = {MAX_TIME} seconds)"
-            ));
+            return Err(WireError::Duration {
+                time: self.time,
+                omit: self.omit,
+            });
         }
         if self.udp {
             if !(MIN_UDP_BLOCKSIZE..=MAX_UDP_BLOCKSIZE).contains(&self.len) {
-                return Err(format!(
-                    "block size invalid (minimum = {MIN_UDP_BLOCKSIZE} bytes, maximum = {MAX_UDP_BLOCKSIZE} bytes)"
-                ));
+                return Err(WireError::UdpBlockSize { len: self.len });
             }
         } else if self.len == 0 || self.len > MAX_BLOCKSIZE {
-            return Err(format!(
-                "block size too large (maximum = {MAX_BLOCKSIZE} bytes)"
-            ));
+            return Err(WireError::BlockSize { len: self.len });
         }
         if self.window > 512 << 20 {
-            return Err("socket buffer size too large".into());
+            return Err(WireError::Window {
+                window: self.window,
+            });
         }
         Ok(())
     }
@@ -345,23 +386,25 @@ impl Results {
     }
 
     /// The peer's results; required keys must be there, -1 may come as 2^64-1.
-    pub fn from_json(v: &Value) -> Result<Results, String> {
-        let f = |o: &Value, k: &str| -> Result<f64, String> {
-            o.get(k)
+    pub fn from_json(v: &Value) -> Result<Results, WireError> {
+        let f = |o: &Value, key: &'static str| -> Result<f64, WireError> {
+            o.get(key)
                 .and_then(Value::as_f64)
-                .ok_or_else(|| format!("results lack '{k}'"))
+                .ok_or(WireError::ResultsLack { key })
         };
-        let i = |o: &Value, k: &str| -> Result<i64, String> {
-            o.get(k)
+        let i = |o: &Value, key: &'static str| -> Result<i64, WireError> {
+            o.get(key)
                 .and_then(as_i64)
-                .ok_or_else(|| format!("results lack '{k}'"))
+                .ok_or(WireError::ResultsLack { key })
         };
         let streams = v
             .get("streams")
             .and_then(Value::as_array)
-            .ok_or("results lack 'streams'")?;
+            .ok_or(WireError::ResultsLack { key: "streams" })?;
         if streams.len() > 2 * MAX_STREAMS as usize {
-            return Err("results list too many streams".into());
+            return Err(WireError::TooManyStreams {
+                streams: streams.len(),
+            });
         }
         let mut out = Vec::new();
         for s in streams {
@@ -425,9 +468,17 @@ mod tests {
             }
         );
         let bad = parse_json(br#"{"tcp":true,"parallel":0,"len":10}"#).unwrap();
-        assert!(Params::from_json(&bad).is_err());
+        assert!(matches!(
+            Params::from_json(&bad),
+            Err(WireError::Parallel { parallel: 0 })
+        ));
         let sctp = parse_json(br#"{"sctp":true,"parallel":1,"len":10}"#).unwrap();
-        assert!(Params::from_json(&sctp).unwrap_err().contains("SCTP"));
+        let e = Params::from_json(&sctp).unwrap_err();
+        assert!(matches!(e, WireError::Protocol));
+        assert_eq!(
+            e.to_string(),
+            "only TCP and UDP tests are supported (no SCTP)"
+        );
     }
 
     #[test]
@@ -442,7 +493,14 @@ mod tests {
         assert_eq!(r.streams[0].bytes, 1512436734);
         assert_eq!(Results::from_json(&r.to_json()).unwrap(), r);
         let missing = parse_json(br#"{"cpu_util_total":1,"streams":[]}"#).unwrap();
-        assert!(Results::from_json(&missing).is_err());
+        let e = Results::from_json(&missing).unwrap_err();
+        assert!(matches!(
+            e,
+            WireError::ResultsLack {
+                key: "cpu_util_user"
+            }
+        ));
+        assert_eq!(e.to_string(), "results lack 'cpu_util_user'");
     }
 
     #[test]

@@ -193,10 +193,7 @@ fn skeleton(text: &str) -> Vec<String> {
                     blanked.push('#');
                 }
             }
-            blanked
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
+            blanked.split_whitespace().collect::<Vec<_>>().join(" ")
         })
         .collect()
 }

@@ -252,6 +252,16 @@ pub(in crate::compat) fn parse_args(args: &[String]) -> Result<Option<Invocation
     Ok(Some(inv))
 }
 
+/// The command line parsed and its jobs built (every option value parsed), for the
+/// parsers' fuzz test: nothing is opened or run.
+#[cfg(test)]
+pub(in crate::compat) fn parse_jobs(args: &[String]) -> Result<(), String> {
+    let Some(inv) = parse_args(args)? else {
+        return Ok(());
+    };
+    build_jobs(&inv).map(drop).map_err(|e| format!("{e:?}"))
+}
+
 /// `Sun Nov 29 21:41:37 2026`, local time, as fio prints it (ctime(3)'s layout).
 fn ctime(secs: i64) -> String {
     crate::host::local_time(secs, "%a %b %e %H:%M:%S %Y")

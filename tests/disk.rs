@@ -15,9 +15,9 @@ fn disk_json(dir: &Path, extra: &[&str]) -> Value {
         dir.to_str().unwrap(),
         "--size",
         "16M",
-        "--runtime",
+        "--time",
         "1s",
-        "--ramp",
+        "--warmup",
         "200ms",
         "--json",
     ];
@@ -107,7 +107,7 @@ fn custom_pattern_and_buffered() {
             "--rwmix",
             "50",
             "--buffered",
-            "--jobs",
+            "--threads",
             "2",
         ],
     );
@@ -174,7 +174,7 @@ fn ctrl_c_removes_the_files() {
             "16M",
             "--tests",
             "randread",
-            "--runtime",
+            "--time",
             "30s",
             "--json",
         ])
@@ -262,7 +262,7 @@ fn throttled_device_measures_its_limit() {
             limit_file,
             limit,
             &format!(
-                "disk --dir {} --size 64M --tests {test} --runtime 4s --ramp 1s --json",
+                "disk --dir {} --size 64M --tests {test} --time 4s --warmup 1s --json",
                 dir.path().display()
             ),
         );
@@ -326,16 +326,7 @@ fn expect_checks_a_providers_promise() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let base = [
-        "disk",
-        "--dir",
-        d,
-        "--size",
-        "16M",
-        "--tests",
-        "randread",
-        "--runtime",
-        "1s",
-        "--ramp",
+        "disk", "--dir", d, "--size", "16M", "--tests", "randread", "--time", "1s", "--warmup",
         "200ms",
     ];
     // A promise far above any disk: measured as a small share, so exit 1.
@@ -381,7 +372,7 @@ fn expect_checks_a_providers_promise() {
 
 #[test]
 fn limits_lists_the_promises() {
-    let out = run(&["limits", "tencent", "--size", "100GiB"]);
+    let out = run(&["limits", "tencent", "--disk-size", "100GiB"]);
     assert!(out.status.success());
     let text = stdout(&out);
     assert!(

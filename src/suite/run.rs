@@ -99,7 +99,9 @@ impl Step {
     pub fn estimate(&self) -> Duration {
         match self {
             Step::Cpu(s) => s.run.time.unwrap_or_default() * s.threads.len() as u32,
-            Step::Bandwidth(s) => Duration::from_millis(150) * s.iterations as u32,
+            Step::Bandwidth(s) => s
+                .time
+                .unwrap_or(Duration::from_millis(150) * s.iterations.unwrap_or(1) as u32),
             Step::Latency(s) => s.time_per_size * 4 + Duration::from_secs(1),
             Step::Block(s) => s.run.time.unwrap_or_default(),
             Step::Disk(s) => s.tests.iter().map(|t| t.job.runtime + t.job.ramp).sum(),
@@ -190,7 +192,8 @@ pub fn plan(options: &Options) -> Vec<Step> {
         Step::Bandwidth(BandwidthSpec {
             threads: cpus,
             array_bytes: None,
-            iterations,
+            iterations: Some(iterations),
+            time: None,
         }),
         Step::Latency(LatencySpec {
             sizes: vec![],

@@ -79,7 +79,7 @@ impl UnixbenchSpec {
                 return Err(SpecError::new(
                     "seconds",
                     "custom durations only exist in quick mode",
-                    "add --quick, or drop --seconds to run UnixBench's durations",
+                    "add --quick, or drop --time to run UnixBench's durations",
                 ));
             }
             if !(0.05..=3600.0).contains(&s) {

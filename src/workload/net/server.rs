@@ -1,16 +1,20 @@
 //! `hostbench net serve`: many clients at once, within limits.
 //!
 //! One thread accepts on the port and sorts new connections without blocking on any of
-//! them (poll(2) over all connections that have not yet said what they are): control
-//! connections go to a session thread each, data connections to the test whose token
-//! they carry. A connection that sends garbage, too much or nothing is dropped after
-//! the handshake timeout, so a flood of them delays nobody. A session runs one test at
-//! a time; the data loops of a test run on threads of their own, whose CPU time is the
+//! them (poll(2) over all connections that have not yet said what they are): it reads
+//! a control connection's hello, answers it and, with a secret, checks the proof, all
+//! without a thread or a slot of the connection's own; only then does the connection
+//! get a session thread. Data connections go to the test whose token they carry. A
+//! connection that sends garbage, too much or nothing is dropped by the handshake
+//! deadline, so a flood of them delays nobody. A session runs one test at a time and
+//! takes one of the `max_tests` slots only once the test's data streams are there: a
+//! client that asks for a test and goes away (or never opens its streams) holds no
+//! slot. The data loops of a test run on threads of their own, whose CPU time is the
 //! test's server-side CPU figure.
 
 use super::data::{self, Limit, POLL};
 use super::protocol::{
-    self, DATA_HEADER_LEN, DATA_MAGIC, FrameError, IntervalReport, Limits, MAX_MESSAGE, Message,
+    self, DATA_HEADER_LEN, DATA_MAGIC, FrameError, IntervalReport, Limits, Message,
     PROTOCOL_VERSION, ServerReport, StreamReport, TOKEN_LEN, TestRequest,
 };
 use super::sock::{self, SockOpts};
@@ -28,8 +32,16 @@ use std::time::{Duration, Instant};
 
 /// Connections that have not yet identified themselves, at most.
 const MAX_PENDING: usize = 2048;
-/// Control sessions at once (idle ones time out).
+/// Control sessions at once (one that runs no test ends within the idle timeout).
 const MAX_SESSIONS: u32 = 256;
+/// The largest frame a connection may send before it has a session (hello and auth
+/// are a few dozen bytes), so 2,048 pending connections hold little memory.
+const MAX_GREETING: u32 = 4096;
+/// Descriptors the server may need at worst: every pending connection, and every
+/// session gathering or running a test of `max_parallel` (64) streams.
+const FD_WANT: u64 = MAX_PENDING as u64 + MAX_SESSIONS as u64 * 66 + 64;
+/// How long a test's data streams have to arrive after `ready`, at most.
+const GATHER: Duration = Duration::from_secs(10);
 /// A UDP join datagram: magic, token, u16 stream index; the server echoes it back.
 pub const UDP_JOIN_MAGIC: [u8; 4] = *b"HBJ1";
 pub const UDP_JOIN_LEN: usize = 4 + TOKEN_LEN + 2;
@@ -39,7 +51,8 @@ pub struct ServerConfig {
     pub listen: SocketAddr,
     pub limits: Limits,
     pub secret: Option<String>,
-    /// Time a new connection has to identify itself.
+    /// Time a new connection has to identify itself: a data header, or a control
+    /// connection's hello (and, with a secret, its proof), counted from its accept.
     pub handshake_timeout: Duration,
     /// Log one line per test on stderr.
     pub verbose: bool,
@@ -74,6 +87,13 @@ struct Shared {
     shutdown: AtomicBool,
 }
 
+impl Shared {
+    /// The idle timeout, and the time a session has to get its next test running.
+    fn idle(&self) -> Duration {
+        Duration::from_millis(self.config.limits.idle_timeout_ms.max(100))
+    }
+}
+
 pub struct Server {
     listener: TcpListener,
     shared: Arc<Shared>,
@@ -103,6 +123,9 @@ impl Drop for ServerHandle {
 
 impl Server {
     pub fn bind(config: ServerConfig) -> Result<Server, NetError> {
+        // A soft limit of 1024 descriptors would let a few busy clients starve accept;
+        // below the worst case the server still works, it just refuses sooner.
+        let _ = crate::workload::redis::conn::raise_fd_limit(FD_WANT);
         let listener = sock::listen_tcp(config.listen, SockOpts::default())?;
         listener
             .set_nonblocking(true)
@@ -160,9 +183,9 @@ impl Server {
             let mut keep = Vec::with_capacity(pending.len());
             for (p, fd) in pending.into_iter().zip(&fds[1..]) {
                 if fd.revents != 0 {
-                    match p.advance() {
+                    match p.advance(&self.shared) {
                         Step::Wait(p) => keep.push(p),
-                        Step::Control(stream, len) => self.start_session(stream, len),
+                        Step::Control(stream) => self.start_session(stream),
                         Step::Data(stream, token, index) => self.route(stream, token, index),
                         Step::Drop => {}
                     }
@@ -186,11 +209,8 @@ impl Server {
                         pending.remove(0);
                     }
                     if stream.set_nonblocking(true).is_ok() {
-                        pending.push(Pending {
-                            stream,
-                            head: Vec::with_capacity(DATA_HEADER_LEN),
-                            deadline: Instant::now() + self.shared.config.handshake_timeout,
-                        });
+                        let deadline = Instant::now() + self.shared.config.handshake_timeout;
+                        pending.push(Pending::new(stream, deadline));
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
@@ -209,7 +229,7 @@ impl Server {
         }
     }
 
-    fn start_session(&self, stream: TcpStream, len: [u8; 4]) {
+    fn start_session(&self, stream: TcpStream) {
         if self.shared.sessions.fetch_add(1, Ordering::AcqRel) >= MAX_SESSIONS {
             self.shared.sessions.fetch_sub(1, Ordering::AcqRel);
             let mut s = stream;
@@ -225,7 +245,7 @@ impl Server {
             let peer = stream
                 .peer_addr()
                 .map_or("?".into(), |a: SocketAddr| a.to_string());
-            if let Err(e) = session(stream, len, &shared)
+            if let Err(e) = session(stream, &shared)
                 && shared.config.verbose
             {
                 eprintln!("hostbench net serve: {peer}: {e}");
@@ -235,60 +255,168 @@ impl Server {
     }
 }
 
+/// A connection that has not yet said what it is, and what it has sent so far.
 struct Pending {
     stream: TcpStream,
-    head: Vec<u8>,
+    /// The header or frame being read (never more: what follows stays in the socket).
+    buf: Vec<u8>,
     deadline: Instant,
+    /// The nonce sent in `welcome`, while the secret's proof is awaited.
+    nonce: Option<String>,
 }
 
 enum Step {
     Wait(Pending),
-    Control(TcpStream, [u8; 4]),
+    /// Greeted (and, with a secret, proven): the connection may have a session.
+    Control(TcpStream),
     Data(TcpStream, [u8; TOKEN_LEN], u16),
     Drop,
 }
 
 impl Pending {
-    /// Reads what is there without ever reading past the header, so a data
-    /// connection's first payload bytes stay in the socket for its test.
-    fn advance(mut self) -> Step {
-        let want = if self.head.len() >= 4 && self.head[..4] == DATA_MAGIC {
-            DATA_HEADER_LEN
-        } else {
-            4
-        };
-        let mut buf = [0u8; DATA_HEADER_LEN];
-        let need = want - self.head.len();
-        match self.stream.read(&mut buf[..need]) {
-            Ok(0) => return Step::Drop,
-            Ok(n) => self.head.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
-                return Step::Wait(self);
-            }
-            Err(_) => return Step::Drop,
+    fn new(stream: TcpStream, deadline: Instant) -> Pending {
+        Pending {
+            stream,
+            buf: Vec::with_capacity(DATA_HEADER_LEN),
+            deadline,
+            nonce: None,
         }
-        if self.head.len() < 4 {
-            return Step::Wait(self);
+    }
+
+    /// Bytes still missing from the data header or control frame being read, or None
+    /// when the first four bytes announce neither.
+    fn missing(&self) -> Option<usize> {
+        let have = self.buf.len();
+        if have < 4 {
+            return Some(4 - have);
         }
-        if self.head[..4] == DATA_MAGIC {
-            if self.head.len() < DATA_HEADER_LEN {
-                // The rest of the header may already be there.
-                return self.advance();
+        if self.buf[..4] == DATA_MAGIC && self.nonce.is_none() {
+            return Some(DATA_HEADER_LEN - have);
+        }
+        let len = u32::from_be_bytes(self.buf[..4].try_into().expect("4 bytes"));
+        (2..=MAX_GREETING)
+            .contains(&len)
+            .then(|| 4 + len as usize - have)
+    }
+
+    /// Reads what is there, up to the end of the current header or frame, and acts
+    /// on it once it is whole.
+    fn advance(mut self, shared: &Shared) -> Step {
+        let mut chunk = [0u8; 512];
+        loop {
+            let Some(need) = self.missing() else {
+                return Step::Drop;
+            };
+            if need == 0 {
+                return self.complete(shared);
             }
-            return match protocol::parse_data_header(&self.head) {
+            match self.stream.read(&mut chunk[..need.min(512)]) {
+                Ok(0) => return Step::Drop,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e)
+                    if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted =>
+                {
+                    return Step::Wait(self);
+                }
+                Err(_) => return Step::Drop,
+            }
+        }
+    }
+
+    /// A whole data header, hello or auth frame. Garbage is dropped without a word.
+    fn complete(mut self, shared: &Shared) -> Step {
+        if self.buf[..4] == DATA_MAGIC && self.nonce.is_none() {
+            return match protocol::parse_data_header(&self.buf) {
                 Some((token, index)) => Step::Data(self.stream, token, index),
                 None => Step::Drop,
             };
         }
-        let len: [u8; 4] = self.head[..4].try_into().expect("4 bytes");
-        if u32::from_be_bytes(len) > MAX_MESSAGE || u32::from_be_bytes(len) < 2 {
+        let Ok(msg) = protocol::decode(&self.buf[4..]) else {
             return Step::Drop;
+        };
+        self.buf.clear();
+        match (self.nonce.take(), msg) {
+            (None, Message::Hello { protocol: v, .. }) if v == PROTOCOL_VERSION => {
+                self.welcome(shared)
+            }
+            (None, Message::Hello { protocol: v, .. }) => self.refuse(
+                shared,
+                "version",
+                format!(
+                    "client speaks protocol {v}, this server {PROTOCOL_VERSION}; use the same hostbench version on both ends"
+                ),
+            ),
+            (None, other) => self.refuse(
+                shared,
+                "protocol",
+                format!("expected hello, got {}", other.kind()),
+            ),
+            (Some(nonce), Message::Auth { proof }) if proven(shared, &nonce, &proof) => {
+                self.control()
+            }
+            (Some(_), _) => self.refuse(
+                shared,
+                "auth",
+                "wrong or missing secret; give the server's --secret".into(),
+            ),
         }
-        if self.stream.set_nonblocking(false).is_err() {
-            return Step::Drop;
-        }
-        Step::Control(self.stream, len)
     }
+
+    /// Answers the hello; with a secret the connection stays here for its proof.
+    fn welcome(mut self, shared: &Shared) -> Step {
+        let nonce = protocol::hex(&protocol::random_token());
+        let welcome = Message::Welcome {
+            protocol: PROTOCOL_VERSION,
+            server: format!("hostbench {}", env!("CARGO_PKG_VERSION")),
+            auth: shared.config.secret.is_some(),
+            nonce: nonce.clone(),
+            limits: shared.config.limits,
+        };
+        if !self.send(&welcome) {
+            return Step::Drop;
+        }
+        if shared.config.secret.is_none() {
+            return self.control();
+        }
+        self.nonce = Some(nonce);
+        Step::Wait(self)
+    }
+
+    fn control(self) -> Step {
+        match self.stream.set_nonblocking(false) {
+            Ok(()) => Step::Control(self.stream),
+            Err(_) => Step::Drop,
+        }
+    }
+
+    fn refuse(mut self, shared: &Shared, code: &str, message: String) -> Step {
+        let _ = self.send(&Message::error(code, message.clone()));
+        if shared.config.verbose {
+            let peer = self
+                .stream
+                .peer_addr()
+                .map_or("?".into(), |a| a.to_string());
+            eprintln!("hostbench net serve: {peer}: {message}");
+        }
+        Step::Drop
+    }
+
+    /// One small frame on a fresh connection: its send buffer takes it whole, or the
+    /// connection is not worth waiting for.
+    fn send(&mut self, msg: &Message) -> bool {
+        let frame = protocol::encode(msg);
+        matches!(std::io::Write::write(&mut self.stream, &frame), Ok(n) if n == frame.len())
+    }
+}
+
+/// Whether `proof` is the HMAC of this connection's nonce under the server's secret.
+fn proven(shared: &Shared, nonce: &str, proof: &str) -> bool {
+    shared.config.secret.as_ref().is_some_and(|secret| {
+        protocol::same(
+            proof,
+            &protocol::hmac_hex(secret.as_bytes(), nonce.as_bytes()),
+        )
+    })
 }
 
 /// Errors that end a session; logged in verbose mode only.
@@ -302,88 +430,26 @@ enum SessionError {
     Refused(String),
 }
 
-fn session(mut ctl: TcpStream, len: [u8; 4], shared: &Shared) -> Result<(), SessionError> {
-    let idle = Duration::from_millis(shared.config.limits.idle_timeout_ms.max(100));
-    ctl.set_read_timeout(Some(idle))?;
+/// Tells the client why (best effort) and ends the session.
+fn refuse(ctl: &mut TcpStream, code: &str, message: String) -> SessionError {
+    let _ = protocol::write_message(ctl, &Message::error(code, message.clone()));
+    SessionError::Refused(message)
+}
+
+/// A greeted client's tests, one after the other. A session that is not running a
+/// test must have its next one running (`start` answered and every data stream
+/// there) within the idle timeout of its greeting or of its last result; nothing
+/// else it sends extends that, so a connection cannot keep its session by talking.
+fn session(mut ctl: TcpStream, shared: &Shared) -> Result<(), SessionError> {
+    let idle = shared.idle();
     ctl.set_write_timeout(Some(idle))?;
     let _ = ctl.set_nodelay(true);
-    let refuse = |ctl: &mut TcpStream, code: &str, msg: String| {
-        let _ = protocol::write_message(ctl, &Message::error(code, msg.clone()));
-        SessionError::Refused(msg)
-    };
-    match protocol::read_message_after(&mut ctl, len)? {
-        Message::Hello { protocol: v, .. } if v == PROTOCOL_VERSION => {}
-        Message::Hello { protocol: v, .. } => {
-            return Err(refuse(
-                &mut ctl,
-                "version",
-                format!(
-                    "client speaks protocol {v}, this server {PROTOCOL_VERSION}; use the same hostbench version on both ends"
-                ),
-            ));
-        }
-        other => {
-            return Err(refuse(
-                &mut ctl,
-                "protocol",
-                format!("expected hello, got {}", other.kind()),
-            ));
-        }
-    }
-    let nonce = protocol::hex(&protocol::random_token());
-    protocol::write_message(
-        &mut ctl,
-        &Message::Welcome {
-            protocol: PROTOCOL_VERSION,
-            server: format!("hostbench {}", env!("CARGO_PKG_VERSION")),
-            auth: shared.config.secret.is_some(),
-            nonce: nonce.clone(),
-            limits: shared.config.limits,
-        },
-    )?;
-    if let Some(secret) = &shared.config.secret {
-        let expected = protocol::hmac_hex(secret.as_bytes(), nonce.as_bytes());
-        match protocol::read_message(&mut ctl)? {
-            Message::Auth { proof } if protocol::same(&proof, &expected) => {}
-            _ => {
-                return Err(refuse(
-                    &mut ctl,
-                    "auth",
-                    "wrong or missing secret; give the server's --secret".into(),
-                ));
-            }
-        }
-    }
-    loop {
-        let req = match protocol::read_message(&mut ctl) {
-            Ok(Message::Start(req)) => req,
-            Ok(Message::Stop) => continue,
-            Ok(other) => {
-                return Err(refuse(
-                    &mut ctl,
-                    "protocol",
-                    format!("expected start, got {}", other.kind()),
-                ));
-            }
-            // The client went away between tests: an orderly end.
-            Err(FrameError::Io(e)) if e.kind() == ErrorKind::UnexpectedEof => return Ok(()),
-            Err(e) => return Err(e.into()),
-        };
+    let mut ready_by = Instant::now() + idle;
+    while let Some(req) = next_start(&mut ctl, ready_by, idle)? {
         if let Err(e) = check_request(&req, &shared.config.limits) {
             return Err(refuse(&mut ctl, "limit", e.to_string()));
         }
-        let max = shared.config.limits.max_tests;
-        if shared.tests.fetch_add(1, Ordering::AcqRel) >= max {
-            shared.tests.fetch_sub(1, Ordering::AcqRel);
-            return Err(refuse(
-                &mut ctl,
-                "busy",
-                format!("the server is running its limit of {max} tests; try again later"),
-            ));
-        }
-        let result = run_test(&mut ctl, &req, shared);
-        shared.tests.fetch_sub(1, Ordering::AcqRel);
-        let report = result?;
+        let report = run_test(&mut ctl, &req, shared, ready_by)?;
         if shared.config.verbose {
             let bytes: u64 = report.streams.iter().map(|s| s.bytes_received).sum();
             eprintln!(
@@ -395,8 +461,48 @@ fn session(mut ctl: TcpStream, len: [u8; 4], shared: &Shared) -> Result<(), Sess
                 bytes
             );
         }
-        ctl.set_read_timeout(Some(idle))?;
         protocol::write_message(&mut ctl, &Message::Result(report))?;
+        ready_by = Instant::now() + idle;
+    }
+    Ok(())
+}
+
+/// The client's next `start`, or None when it closed the connection between tests.
+fn next_start(
+    ctl: &mut TcpStream,
+    ready_by: Instant,
+    idle: Duration,
+) -> Result<Option<TestRequest>, SessionError> {
+    loop {
+        let left = ready_by.saturating_duration_since(Instant::now());
+        let too_late = || {
+            format!(
+                "no test started within the idle timeout ({} s); connect again to run one",
+                idle.as_secs_f64()
+            )
+        };
+        if left.is_zero() {
+            return Err(refuse(ctl, "idle", too_late()));
+        }
+        ctl.set_read_timeout(Some(left))?;
+        match protocol::read_message(ctl) {
+            Ok(Message::Start(req)) => return Ok(Some(req)),
+            // A repeated stop of the last test: harmless, and it buys no time.
+            Ok(Message::Stop) => {}
+            Ok(other) => {
+                return Err(refuse(
+                    ctl,
+                    "protocol",
+                    format!("expected start, got {}", other.kind()),
+                ));
+            }
+            // The client went away between tests: an orderly end.
+            Err(FrameError::Io(e)) if e.kind() == ErrorKind::UnexpectedEof => return Ok(None),
+            Err(FrameError::Io(e)) if data::is_timeout(&e) => {
+                return Err(refuse(ctl, "idle", too_late()));
+            }
+            Err(e) => return Err(e.into()),
+        }
     }
 }
 
@@ -481,36 +587,69 @@ impl Drop for Route<'_> {
     }
 }
 
+/// One of the `max_tests` slots, given back when the test ends, however it ends.
+struct Slot<'a>(&'a AtomicU32);
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A slot for a test whose streams are there, or "busy".
+fn take_slot<'a>(ctl: &mut TcpStream, shared: &'a Shared) -> Result<Slot<'a>, SessionError> {
+    let max = shared.config.limits.max_tests;
+    if shared.tests.fetch_add(1, Ordering::AcqRel) >= max {
+        shared.tests.fetch_sub(1, Ordering::AcqRel);
+        return Err(refuse(
+            ctl,
+            "busy",
+            format!("the server is running its limit of {max} tests; try again later"),
+        ));
+    }
+    Ok(Slot(&shared.tests))
+}
+
+/// True once the client has closed (or reset) its control connection, whether or not
+/// it sent anything first.
+fn control_closed(ctl: &TcpStream) -> bool {
+    let mut p = libc::pollfd {
+        fd: ctl.as_raw_fd(),
+        events: libc::POLLRDHUP,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, no waiting.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n > 0 && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
+}
+
+/// Why a test that was asked for never ran (the session ends; no slot was taken).
+fn gather_error(ctl: &TcpStream) -> SessionError {
+    SessionError::Refused(if control_closed(ctl) {
+        "the client closed its control connection before its data streams arrived".into()
+    } else {
+        "the client did not open its data streams".into()
+    })
+}
+
+/// Answers `start` with `ready`, waits for the data streams (the first connection of
+/// TCP_CRR), and only then takes a test slot; the test then runs.
 fn run_test(
     ctl: &mut TcpStream,
     req: &TestRequest,
     shared: &Shared,
+    ready_by: Instant,
 ) -> Result<ServerReport, SessionError> {
-    let limits = &shared.config.limits;
-    let idle = Duration::from_millis(limits.idle_timeout_ms.max(100));
     let token = protocol::random_token();
     let (tx, rx) = mpsc::channel::<DataConn>();
     shared
         .routes
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .insert(token, tx);
+        .insert(token, tx.clone());
     let _route = Route { shared, token };
-    let opts = SockOpts {
-        sndbuf: req.server_sndbuf,
-        rcvbuf: req.server_rcvbuf,
-        nodelay: req.nodelay,
-    };
     let peer = ctl.peer_addr()?;
-    let local = ctl.local_addr()?;
-    let mut udp = Vec::new();
-    if req.test.is_udp() {
-        for _ in 0..req.parallel {
-            let s = sock::bind_udp(SocketAddr::new(local.ip(), 0), opts)?;
-            s.set_read_timeout(Some(POLL))?;
-            udp.push(s);
-        }
-    }
+    let udp = bind_udp_streams(ctl, req)?;
     protocol::write_message(
         ctl,
         &Message::Ready {
@@ -521,21 +660,65 @@ fn run_test(
                 .collect(),
         },
     )?;
+    let until = ready_by.min(Instant::now() + GATHER);
+    let tcp = gather(ctl, req, &udp, &token, &rx, peer.ip(), until)?;
+    let (_slot, t0) = if req.test == TestKind::TcpCrr {
+        // A CRR client connects per transaction once it has `running`: its first
+        // connection is its data stream arriving.
+        protocol::write_message(ctl, &Message::Running)?;
+        let t0 = Instant::now();
+        let first = next_data(ctl, &rx, until)?;
+        let slot = take_slot(ctl, shared)?;
+        let _ = tx.send(first);
+        (slot, t0)
+    } else {
+        let slot = take_slot(ctl, shared)?;
+        protocol::write_message(ctl, &Message::Running)?;
+        (slot, Instant::now())
+    };
+    measure(ctl, req, shared, (tcp, udp, rx), t0)
+}
 
-    // Gather the data streams (CRR connects per transaction instead).
-    let gather_until = Instant::now() + Duration::from_secs(10).min(idle.max(POLL));
+/// A UDP test's sockets, one per stream, on the control connection's local address.
+fn bind_udp_streams(ctl: &TcpStream, req: &TestRequest) -> Result<Vec<UdpSocket>, SessionError> {
+    let mut udp = Vec::new();
+    if !req.test.is_udp() {
+        return Ok(udp);
+    }
+    let opts = SockOpts {
+        sndbuf: req.server_sndbuf,
+        rcvbuf: req.server_rcvbuf,
+        nodelay: req.nodelay,
+    };
+    let local = ctl.local_addr()?;
+    for _ in 0..req.parallel {
+        let s = sock::bind_udp(SocketAddr::new(local.ip(), 0), opts)?;
+        s.set_read_timeout(Some(POLL))?;
+        udp.push(s);
+    }
+    Ok(udp)
+}
+
+/// The test's data streams, by index (UDP: each socket joined; CRR: none yet), while
+/// the control connection stays open and before `until`.
+fn gather(
+    ctl: &TcpStream,
+    req: &TestRequest,
+    udp: &[UdpSocket],
+    token: &[u8; TOKEN_LEN],
+    rx: &Receiver<DataConn>,
+    peer_ip: IpAddr,
+    until: Instant,
+) -> Result<Vec<Option<TcpStream>>, SessionError> {
     let mut tcp: Vec<Option<TcpStream>> = (0..req.parallel).map(|_| None).collect();
     if req.test.is_udp() {
         for (i, s) in udp.iter().enumerate() {
-            await_join(s, &token, i as u16, peer.ip(), gather_until)?;
+            await_join(ctl, s, token, i as u16, peer_ip, until)?;
         }
     } else if req.test != TestKind::TcpCrr {
         let mut got = 0;
         while got < req.parallel {
-            let left = gather_until.saturating_duration_since(Instant::now());
-            let (stream, index) = rx.recv_timeout(left).map_err(|_| {
-                SessionError::Refused("the client did not open its data streams".into())
-            })?;
+            let (stream, index) = next_data(ctl, rx, until)?;
             if let Some(slot) = tcp.get_mut(index as usize)
                 && slot.is_none()
             {
@@ -544,12 +727,43 @@ fn run_test(
             }
         }
     }
+    Ok(tcp)
+}
+
+/// The test's next data connection; the wait ends as soon as the client closes its
+/// control connection.
+fn next_data(
+    ctl: &TcpStream,
+    rx: &Receiver<DataConn>,
+    until: Instant,
+) -> Result<DataConn, SessionError> {
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() || control_closed(ctl) {
+            return Err(gather_error(ctl));
+        }
+        match rx.recv_timeout(left.min(Duration::from_millis(20))) {
+            Ok(conn) => return Ok(conn),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(gather_error(ctl)),
+        }
+    }
+}
+
+/// The running test, from `running` to the server's report.
+fn measure(
+    ctl: &mut TcpStream,
+    req: &TestRequest,
+    shared: &Shared,
+    (mut tcp, udp, rx): (Vec<Option<TcpStream>>, Vec<UdpSocket>, Receiver<DataConn>),
+    t0: Instant,
+) -> Result<ServerReport, SessionError> {
+    let limits = &shared.config.limits;
+    let idle = shared.idle();
     let rx = Mutex::new(rx);
     let stop = Arc::new(AtomicBool::new(false));
     let counters: Vec<AtomicU64> = (0..req.parallel).map(|_| AtomicU64::new(0)).collect();
     let congestion = tcp.iter().flatten().next().and_then(sock::congestion);
-    protocol::write_message(ctl, &Message::Running)?;
-    let t0 = Instant::now();
     let duration = Duration::from_millis(req.duration_ms);
     // The client ends the test; this is the backstop if it never does.
     // A test bounded by bytes or transactions may run up to the server's longest test.
@@ -668,6 +882,7 @@ fn watch_control(reader: &mut TcpStream, stop: &AtomicBool, gone: &AtomicBool) {
 /// connects the socket to its sender and confirms. Nothing is ever sent to an address
 /// that did not present the test's token.
 fn await_join(
+    ctl: &TcpStream,
     s: &UdpSocket,
     token: &[u8; TOKEN_LEN],
     index: u16,
@@ -675,7 +890,7 @@ fn await_join(
     until: Instant,
 ) -> Result<(), SessionError> {
     let mut buf = [0u8; 64];
-    while Instant::now() < until {
+    while Instant::now() < until && !control_closed(ctl) {
         match s.recv_from(&mut buf) {
             Ok((n, from))
                 if n == UDP_JOIN_LEN
@@ -690,6 +905,9 @@ fn await_join(
             Err(e) if data::is_timeout(&e) => {}
             Err(e) => return Err(e.into()),
         }
+    }
+    if control_closed(ctl) {
+        return Err(gather_error(ctl));
     }
     Err(SessionError::Refused(
         "the client's UDP join never arrived (a firewall dropping UDP?)".into(),

@@ -333,7 +333,10 @@ fn stock_client_text_completes_and_busy_server_refuses_a_second() {
     std::thread::sleep(Duration::from_millis(1000));
     let second = stock_client(port, &["-t", "1"]);
     let err = common::stderr(&second) + &common::stdout(&second);
-    assert!(err.contains("busy"), "{err}");
+    assert!(
+        err.contains("the server is busy running a test. try again later"),
+        "{err}"
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     while first.try_wait().unwrap().is_none() {
         assert!(Instant::now() < deadline, "first client hangs");
@@ -410,6 +413,64 @@ fn our_server_survives_a_client_that_vanishes() {
         );
         std::thread::sleep(Duration::from_millis(300));
     }
+    let mut child = server.child;
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// A client that arrives while the server is busy with another waits in the
+/// listener's backlog; the server used to close and reopen its listener after each
+/// test, which reset it ("Connection reset by peer"). Here the first "client" is this
+/// test: it sends a cookie, is asked for parameters, and sends garbage instead,
+/// which fails its test on the spot, while a stock client waits in the backlog. That
+/// client then runs its test; so does one that comes after.
+#[test]
+fn a_client_queued_during_a_test_is_served_not_reset() {
+    use std::io::{Read, Write};
+    if !have_iperf3() {
+        return;
+    }
+    let port = free_port();
+    let mut c = common::hostbench();
+    c.args(["iperf3", "-s", "-p", &port.to_string()]);
+    let server = Server::start(c);
+    let mut first = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    first.write_all(&[b'a'; 36]).unwrap();
+    first.write_all(&[0]).unwrap();
+    first
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut state = [0u8; 1];
+    first.read_exact(&mut state).unwrap();
+    assert_eq!(state[0], 9, "PARAM_EXCHANGE");
+    // The server is reading our parameters: the next client queues.
+    let queued = Command::new("iperf3")
+        .args(["-c", "127.0.0.1", "-p", &port.to_string(), "-t", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    first.write_all(b"\x00\x00\x00\x05{{{{{").unwrap();
+    let t = Instant::now();
+    let mut queued = queued;
+    while queued.try_wait().unwrap().is_none() {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the queued client hangs"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = queued.wait_with_output().unwrap();
+    let text = common::stdout(&out) + &common::stderr(&out);
+    assert!(text.contains("iperf Done."), "the queued client: {text}");
+    let after = stock_client(port, &["-t", "1"]);
+    assert!(
+        common::stdout(&after).contains("iperf Done."),
+        "{}",
+        common::stderr(&after)
+    );
+    drop(first);
     let mut child = server.child;
     let _ = child.kill();
     let _ = child.wait();

@@ -34,7 +34,10 @@ impl Served {
             .expect("server starts");
         let t = Instant::now();
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(t.elapsed() < Duration::from_secs(10), "{args:?} never listened");
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "{args:?} never listened"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         Served { child, port }
@@ -99,9 +102,7 @@ fn read_frame(c: &mut TcpStream) -> Option<String> {
 /// A real test against the server, which must succeed on its first try.
 fn real_client(cmd: &[&str], port: u16) {
     let mut c = common::hostbench();
-    c.args(cmd)
-        .args(["-p", &port.to_string()])
-        .arg("--no-save");
+    c.args(cmd).args(["-p", &port.to_string()]).arg("--no-save");
     real_run(c, cmd);
 }
 
@@ -174,7 +175,10 @@ fn with_a_secret_a_stranger_reserves_nothing() {
         c.write_all(&hello()).unwrap();
         let welcome = read_frame(&mut c).expect("welcome");
         assert!(welcome.contains(r#""auth":true"#), "{welcome}");
-        let mut bytes = frame(&format!(r#"{{"type":"auth","proof":"{}"}}"#, "0".repeat(64)));
+        let mut bytes = frame(&format!(
+            r#"{{"type":"auth","proof":"{}"}}"#,
+            "0".repeat(64)
+        ));
         bytes.extend(start());
         c.write_all(&bytes).unwrap();
         let answer = read_frame(&mut c).expect("an answer to the wrong proof");
@@ -272,6 +276,9 @@ fn no_descriptor_is_left_behind_by_200_abusive_connections() {
         after = s.fds();
     }
     eprintln!("server descriptors: {before} before, {after} after 200 abusive connections");
-    assert!(after <= before, "{before} descriptors before, {after} after");
+    assert!(
+        after <= before,
+        "{before} descriptors before, {after} after"
+    );
     real_client(&["net", "UDP_RR", "127.0.0.1", "-t", "0.2s"], s.port);
 }

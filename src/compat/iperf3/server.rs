@@ -1,8 +1,10 @@
 //! The iperf3 server's flow: one test at a time (a second client gets ACCESS_DENIED,
-//! as from iperf3), every data stream on the one port, then the next test. A client
-//! that vanishes ends the test within a few seconds instead of leaving the server
-//! "busy". The server prints its own side and keeps nothing: the client's run is the
-//! measurement.
+//! as from iperf3), every data stream on the one port, then the next test. The
+//! listener stays open from start to exit, so a client that arrives between tests
+//! waits in its backlog and is served next (closing it would reset such a client). A
+//! client that vanishes ends the test within a few seconds instead of leaving the
+//! server "busy". The server prints its own side and keeps nothing: the client's run
+//! is the measurement.
 
 use super::client::{Intervals, connected_json, connected_line, ip_text};
 use super::error::Iperf3Error;
@@ -40,7 +42,7 @@ fn listen_addr(o: &Options) -> Result<SocketAddr, Iperf3Error> {
 
 pub fn run(o: &Options, out: &Out) -> Result<(), Iperf3Error> {
     let addr = listen_addr(o)?;
-    let mut listener = Some(listen(addr, None)?);
+    let listener = listen(addr)?;
     let mut test_no = 1;
     loop {
         if !o.json {
@@ -49,16 +51,13 @@ pub fn run(o: &Options, out: &Out) -> Result<(), Iperf3Error> {
                 o.port
             ));
         }
-        let Some(ctl) = accept_control(listener.as_ref().expect("listening"), o.idle_timeout)?
-        else {
+        let Some(ctl) = accept_control(&listener, o.idle_timeout)? else {
             if crate::measure::stop_requested() {
                 return Ok(());
             }
             continue; // idle timeout: start over, as iperf3's --idle-timeout does
         };
-        let result = serve_one(o, out, &mut listener, addr, ctl);
-        // Options of the last test (window, MSS) must not stick to the next one.
-        relisten(&mut listener, addr, None)?;
+        let result = serve_one(o, out, &listener, addr, ctl);
         if o.one_off || crate::measure::stop_requested() {
             // The caller reports the error, once.
             return result;
@@ -72,17 +71,6 @@ pub fn run(o: &Options, out: &Out) -> Result<(), Iperf3Error> {
         }
         test_no += 1;
     }
-}
-
-/// Closes the listener, then opens it again with `p`'s options (both cannot coexist).
-fn relisten(
-    slot: &mut Option<TcpListener>,
-    addr: SocketAddr,
-    p: Option<&Params>,
-) -> Result<(), Iperf3Error> {
-    *slot = None;
-    *slot = Some(listen(addr, p)?);
-    Ok(())
 }
 
 fn accept_control(
@@ -113,17 +101,12 @@ fn accept_control(
 fn serve_one(
     o: &Options,
     out: &Out,
-    slot: &mut Option<TcpListener>,
+    listener: &TcpListener,
     addr: SocketAddr,
     ctl: TcpStream,
 ) -> Result<(), Iperf3Error> {
     let intervals = Intervals::new(o, out);
     let mut s = Session::handshake(o, out, &intervals, ctl)?;
-    if s.params.window > 0 || s.params.mss > 0 || s.params.nodelay || s.params.congestion.is_some()
-    {
-        relisten(slot, addr, Some(&s.params))?;
-    }
-    let listener = slot.as_ref().expect("listening");
     let streams = s.open_streams(listener, addr)?;
     let mut test = s.start_test(streams)?;
     let ended = s.watch(&mut test, listener);

@@ -179,18 +179,15 @@ pub fn buffer_sizes(s: &Stream) -> (u64, u64) {
     }
 }
 
-/// The server's listener on the port; `p` (window, MSS, nodelay) is inherited by
-/// accepted streams.
-pub fn listen(addr: SocketAddr, p: Option<&Params>) -> Result<TcpListener, ConnectError> {
+/// The server's listener on the port, for every test: each test's socket options
+/// (window, MSS, nodelay, congestion control) go on its streams as they are accepted.
+pub fn listen(addr: SocketAddr) -> Result<TcpListener, ConnectError> {
     let fail = ConnectError::Listen;
     let s = socket2::Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
         .map_err(fail)?;
     s.set_reuse_address(true).map_err(fail)?;
     if addr.is_ipv6() {
         let _ = s.set_only_v6(false);
-    }
-    if let Some(p) = p {
-        apply_tcp_opts(&s, p).map_err(fail)?;
     }
     s.bind(&addr.into()).map_err(|e| {
         if e.kind() == ErrorKind::AddrInUse {
@@ -237,7 +234,7 @@ pub fn accept_streams(
             let more = i + 1 < roles.len();
             Socket::Udp(udp_accept(&mut next_udp, addr, p, more)?)
         } else {
-            Socket::Tcp(tcp_accept(listener, cookie)?)
+            Socket::Tcp(tcp_accept(listener, p, cookie)?)
         };
         let s = Stream::new(wire::stream_id(i), *sender, socket).map_err(ConnectError::Socket)?;
         streams.push(Arc::new(s));
@@ -247,6 +244,7 @@ pub fn accept_streams(
 
 fn tcp_accept(
     listener: &TcpListener,
+    p: &Params,
     cookie: &[u8; wire::COOKIE_SIZE],
 ) -> Result<TcpStream, ConnectError> {
     listener
@@ -260,6 +258,10 @@ fn tcp_accept(
                 match read_cookie(&mut s) {
                     Ok(c) if c == *cookie => {
                         let _ = s.set_read_timeout(None);
+                        // The window still caps what this end advertises and sends;
+                        // the client's own MSS and window shaped the handshake.
+                        apply_tcp_opts(&socket2::SockRef::from(&s), p)
+                            .map_err(ConnectError::SocketOptions)?;
                         return Ok(s);
                     }
                     // Another client, or a stranger: the server is busy.

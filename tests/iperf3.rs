@@ -368,6 +368,32 @@ fn errors_are_iperf3_style_and_bounded() {
         common::stderr(&o)
     );
     assert!(t.elapsed() < Duration::from_secs(10));
+    // A server that accepts and never answers: the connect timeout bounds every
+    // answer until the test runs (iperf3 itself waits for ever), 10 s by default.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let p = silent.local_addr().unwrap().port();
+    for (args, secs) in [
+        (vec!["-t", "1", "--connect-timeout", "1500"], "1.5"),
+        (vec!["-t", "1"], "10"),
+    ] {
+        let t = Instant::now();
+        let o = our_client(p, &args);
+        assert_eq!(o.status.code(), Some(1));
+        let err = common::stderr(&o);
+        assert!(
+            err.contains(&format!(
+                "iperf3: error - no response from the server 127.0.0.1 port {p} within {secs} s (--connect-timeout sets the bound)"
+            )),
+            "{err}"
+        );
+        assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    }
+    drop(silent);
+    let help = common::stdout(&common::run(&["iperf3", "--help"]));
+    assert!(
+        help.contains("also each answer of the server until the test runs"),
+        "{help}"
+    );
     let o = common::run(&["iperf3", "-t", "1"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(common::stderr(&o).contains("must either be a client (-c) or server (-s)"));
@@ -474,4 +500,31 @@ fn a_client_queued_during_a_test_is_served_not_reset() {
     let mut child = server.child;
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// A client that connects and never sends its cookie: the server gives up after its
+/// 10 s step and says so in words, not "Resource temporarily unavailable (os error 11)".
+#[test]
+fn our_server_names_what_timed_out() {
+    let port = free_port();
+    let mut c = common::hostbench();
+    c.args(["iperf3", "-s", "-1", "-p", &port.to_string()]);
+    let server = Server::start(c);
+    let silent = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut child = server.child;
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the server waits for ever"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let err = common::stderr(&child.wait_with_output().unwrap());
+    assert!(
+        err.contains("iperf3: error - unable to receive cookie: nothing came within 10 s"),
+        "{err}"
+    );
+    assert!(!err.contains("os error"), "{err}");
+    drop(silent);
 }

@@ -285,9 +285,18 @@ fn faults_end_in_bounded_time_with_clear_errors() {
     let t = Instant::now();
     let o = net(&port, "TCP_RR", &["-t", "1s"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("hostbench server"), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("hostbench server"), "{err}");
+    // The bound the help states, and the peer.
+    assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+    assert!(err.contains("no answer within 10 s"), "{err}");
     assert!(t.elapsed() < Duration::from_secs(15));
     drop(silent);
+    let help = stdout(&run(&["net", "--help"])).replace('\n', " ");
+    assert!(
+        help.contains("does not answer a step within 10 s"),
+        "{help}"
+    );
 
     // Bad input: a bad test name and sizes out of range.
     for args in [
@@ -425,6 +434,18 @@ fn server_dying_mid_test_ends_the_client() {
     let o = client.wait_with_output().unwrap();
     assert!(t.elapsed() < Duration::from_secs(20));
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // What it measured until then, marked partial, and the server named as the one
+    // that went away (not "is it a hostbench server?": it was one).
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "the server 127.0.0.1:{port} closed the connection"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("partial result (interrupted"), "{err}");
+    assert!(err.contains(" sent in "), "{err}");
+    assert!(!err.contains("is it a hostbench server"), "{err}");
 }
 
 #[test]

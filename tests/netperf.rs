@@ -253,3 +253,26 @@ fn netserver_reports_a_port_in_use() {
         common::stderr(&o)
     );
 }
+
+/// A server that accepts and never answers: netperf gives up within the 10 s its
+/// usage states, naming the server.
+#[test]
+fn netperf_against_a_silent_server_gives_up_in_its_stated_bound() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port().to_string();
+    let t = Instant::now();
+    let o = common::run(&["netperf", "-H", "127.0.0.1", "-p", &port, "-l", "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = common::stderr(&o);
+    assert!(
+        err.contains(&format!("127.0.0.1:{port}")) && err.contains("no answer within 10 s"),
+        "{err}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(20));
+    let usage = common::stdout(&common::run(&["netperf", "-h"]));
+    assert!(
+        usage.contains("does not answer a step\nwithin 10 s"),
+        "{usage}"
+    );
+    drop(silent);
+}

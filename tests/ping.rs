@@ -176,3 +176,50 @@ fn bad_input_exits_2() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", common::stderr(&o));
     }
 }
+
+/// Where ICMP sockets are not allowed (no unprivileged ping for this group, no raw
+/// sockets without root), ping says so, and that no server is involved: it used to
+/// say "the server refused the test". Run as `nobody`, which the default
+/// ping_group_range ("1 0") excludes.
+#[test]
+fn unprivileged_ping_says_what_is_missing_not_a_server() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !common::have("setpriv") {
+        common::missing(
+            "root and setpriv (to run ping as nobody)",
+            "run the tests as root, as CI does (Debian: util-linux)",
+        );
+        return;
+    }
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ping_group_range").unwrap_or_default();
+    let bounds: Vec<i64> = range
+        .split_whitespace()
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    let nogroup = 65534;
+    if bounds.len() == 2 && bounds[0] <= nogroup && nogroup <= bounds[1] {
+        common::missing(
+            &format!(
+                "a group without unprivileged ping (ping_group_range is {})",
+                range.trim()
+            ),
+            "sysctl -w net.ipv4.ping_group_range='1 0' for this test",
+        );
+        return;
+    }
+    let home = common::data_home();
+    std::fs::set_permissions(&home, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let o = std::process::Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_hostbench"))
+        .args(["ping", "-c", "1", "127.0.0.1"])
+        .env("XDG_DATA_HOME", &home)
+        .env("HOME", &home)
+        .output()
+        .expect("setpriv runs");
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("ICMP is not allowed here"), "{err}");
+    assert!(err.contains("--tcp PORT"), "{err}");
+    assert!(!err.contains("server"), "{err}");
+}

@@ -25,7 +25,11 @@ use std::time::Duration;
     after_help = "Tests: TCP_STREAM (client sends), TCP_MAERTS (server sends), TCP_RR, TCP_CRR \
                   (a connection per transaction), UDP_STREAM, UDP_RR.\n\
                   Start `hostbench net serve` on the other host first (port 12866, TCP; UDP \
-                  tests also use ephemeral UDP ports)."
+                  tests also use ephemeral UDP ports).\n\
+                  A client gives up, naming the server, when it does not accept within 5 s, \
+                  does not answer a step within 10 s, or sends no result within the test's \
+                  length + 30 s; a server that goes away mid-test leaves a partial result \
+                  (this end's count, not kept)."
 )]
 pub struct NetArgs {
     #[command(subcommand)]

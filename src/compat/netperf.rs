@@ -46,7 +46,7 @@ pub(super) struct Options {
     output: Option<(char, Vec<String>)>,
 }
 
-const USAGE: &str = "\nUsage: netperf [global options] -- [test options] \n\nGlobal options: -H host -l testlen -t testname -p port -f G|M|K|g|m|k -P 0|1 -v level -j -c -C\nTest options (TCP/UDP tests): -m send -M recv -s lsnd,lrcv -S rsnd,rrcv -r req,rsp -D -o|-O|-k [list]\n\nThis is hostbench's netperf personality: it pairs with `hostbench netserver`.\n";
+const USAGE: &str = "\nUsage: netperf [global options] -- [test options] \n\nGlobal options: -H host -l testlen -t testname -p port -f G|M|K|g|m|k -P 0|1 -v level -j -c -C\nTest options (TCP/UDP tests): -m send -M recv -s lsnd,lrcv -S rsnd,rrcv -r req,rsp -D -o|-O|-k [list]\n\nThis is hostbench's netperf personality: it pairs with `hostbench netserver`.\nIt gives up when the server does not accept within 5 s, does not answer a step\nwithin 10 s, or sends no result within the test's length + 30 s.\n";
 
 /// A command line netperf would refuse; Display is the whole message, usage included.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -197,6 +197,8 @@ impl<'a> ClientFlow<'a> {
                 let run = self.run.take().ok_or(Iperf3Error::DisplayBeforeResults)?;
                 return Ok((run, end));
             }
+            // The server's next answer is due from when this end has done its part.
+            self.quiet_since = Instant::now();
             self.stop_if_asked();
         }
     }
@@ -204,8 +206,13 @@ impl<'a> ClientFlow<'a> {
     /// No state byte yet: drive the test when it runs, and end it when it is over.
     fn drive(&mut self) -> Result<(), Iperf3Error> {
         let Some(e) = self.engine.as_mut() else {
-            if self.quiet_since.elapsed() > self.rcv_timeout {
-                return Err(Iperf3Error::NoResponse);
+            // Until the test runs, each answer is due within the connect timeout
+            // (iperf3 itself waits for ever on a server that accepts and is silent).
+            if self.quiet_since.elapsed() > self.timeout {
+                return Err(Iperf3Error::NoResponse {
+                    server: server_text(&self.peer),
+                    bound: self.timeout,
+                });
             }
             return Ok(());
         };
@@ -220,7 +227,10 @@ impl<'a> ClientFlow<'a> {
             e.join();
         }
         if self.ended && self.quiet_since.elapsed() > self.rcv_timeout {
-            return Err(Iperf3Error::NoResults);
+            return Err(Iperf3Error::NoResults {
+                server: server_text(&self.peer),
+                bound: self.rcv_timeout,
+            });
         }
         Ok(())
     }
@@ -321,6 +331,7 @@ impl<'a> ClientFlow<'a> {
         wire::write_json(&mut self.ctl, &mine.to_json()).map_err(Iperf3Error::SendResults)?;
         let _ = self.ctl.set_read_timeout(Some(self.rcv_timeout));
         let theirs = wire::read_json(&mut self.ctl, wire::MAX_RESULTS_JSON)
+            .map_err(|e| e.timed_out(self.rcv_timeout, "--rcv-timeout"))
             .and_then(|v| Results::from_json(&v))
             .map_err(Iperf3Error::ReceiveResults)?;
         let _ = self.ctl.set_read_timeout(Some(Duration::from_millis(2)));
@@ -363,6 +374,11 @@ impl<'a> ClientFlow<'a> {
         let errno = i32::from_be_bytes(b[4..].try_into().expect("4"));
         Iperf3Error::ServerError { ierr, errno }
     }
+}
+
+/// `127.0.0.1 port 5201`, as iperf3 names a server.
+fn server_text(peer: &SocketAddr) -> String {
+    format!("{} port {}", ip_text(peer), peer.port())
 }
 
 fn connect_control(addrs: &[SocketAddr], timeout: Duration) -> Result<TcpStream, Iperf3Error> {

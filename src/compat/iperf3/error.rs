@@ -8,7 +8,13 @@ use crate::workload::net::NetError;
 use crate::workload::net::iperf3::connect::ConnectError;
 use crate::workload::net::iperf3::wire::WireError;
 use std::io;
+use std::time::Duration;
 use thiserror::Error;
+
+/// `10`, `0.5`: seconds as a person writes them.
+fn secs(d: &Duration) -> String {
+    crate::units::format_g(d.as_secs_f64(), 6)
+}
 
 /// A command line iperf3 would refuse; Display is the whole message, usage included.
 #[derive(Debug, Error)]
@@ -76,10 +82,18 @@ pub enum Iperf3Error {
     SendParams(#[source] io::Error),
     #[error("control socket has closed unexpectedly")]
     ControlClosed,
-    #[error("no response from the server")]
-    NoResponse,
-    #[error("no results from the server")]
-    NoResults,
+    /// Before the test runs, the server did not answer a step within the bound.
+    #[error(
+        "no response from the server {server} within {} s (--connect-timeout sets the bound)",
+        secs(.bound)
+    )]
+    NoResponse { server: String, bound: Duration },
+    /// The test ended and no results came within the receive timeout.
+    #[error(
+        "no results from the server {server} within {} s of the test's end (--rcv-timeout sets the bound)",
+        secs(.bound)
+    )]
+    NoResults { server: String, bound: Duration },
     /// ACCESS_DENIED: another client's test is running.
     #[error("the server is busy running a test. try again later")]
     Busy,

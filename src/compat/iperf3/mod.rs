@@ -115,7 +115,8 @@ Server or Client:
   -V, --verbose             more detailed output
   -J, --json                output in JSON format
   --logfile f               send output to a log file
-  --rcv-timeout #           idle timeout for receiving data (default 120000 ms)
+  --rcv-timeout #           idle timeout for receiving data (default 120000 ms;
+                            hostbench: also the wait for the server's results)
   -v, --version             show version information and quit
   -h, --help                show this message and quit
 Server specific:
@@ -126,7 +127,9 @@ Server specific:
 Client specific:
   -c, --client    <host>    run in client mode, connecting to <host>
   -u, --udp                 use UDP rather than TCP
-  --connect-timeout #       timeout for control connection setup (ms)
+  --connect-timeout #       timeout for control connection setup (ms; hostbench:
+                            also each answer of the server until the test runs,
+                            default 10000)
   -b, --bitrate #[KMG][/#]  target bitrate in bits/sec (0 for unlimited)
                             (default 1 Mbit/sec for UDP, unlimited for TCP)
   -t, --time      #         time in seconds to transmit for (default 10 secs)

@@ -164,6 +164,7 @@ impl<'a> Session<'a> {
         let cookie = read_cookie(&mut ctl).map_err(Iperf3Error::ReceiveCookie)?;
         wire::write_state(&mut ctl, wire::PARAM_EXCHANGE).map_err(Iperf3Error::Control)?;
         let params = wire::read_json(&mut ctl, wire::MAX_PARAMS_JSON)
+            .map_err(|e| e.timed_out(STEP, ""))
             .and_then(|v| Params::from_json(&v))
             .inspect_err(|_| {
                 let mut e = vec![wire::SERVER_ERROR as u8];
@@ -355,6 +356,7 @@ impl<'a> Session<'a> {
         let _ = self.ctl.set_read_timeout(Some(STEP));
         wire::write_state(&mut self.ctl, wire::EXCHANGE_RESULTS).map_err(Iperf3Error::Control)?;
         let theirs = wire::read_json(&mut self.ctl, wire::MAX_RESULTS_JSON)
+            .map_err(|e| e.timed_out(STEP, ""))
             .and_then(|v| Results::from_json(&v))
             .map_err(Iperf3Error::ReceiveResults)?;
         wire::write_json(&mut self.ctl, &mine.to_json()).map_err(Iperf3Error::Control)?;

@@ -11,6 +11,7 @@ use super::server::join_datagram;
 use super::sock::{self, SockOpts};
 use super::{Family, NetError, TestKind};
 use crate::measure::cputime::CpuTime;
+use crate::units::{format_bits, format_bytes};
 use crate::workload::observe::{Observer, Progress, Snapshot};
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -86,6 +87,9 @@ pub struct ClientResult {
     pub interrupted: bool,
 }
 
+/// How long the server has for each answer until the test runs (and to greet).
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+
 fn protocol_error(peer: &SocketAddr, e: impl std::fmt::Display) -> NetError {
     NetError::Protocol {
         peer: peer.to_string(),
@@ -93,7 +97,14 @@ fn protocol_error(peer: &SocketAddr, e: impl std::fmt::Display) -> NetError {
     }
 }
 
-fn read_reply(ctl: &mut TcpStream, peer: &SocketAddr) -> Result<Message, NetError> {
+/// The server's answer to a step before the test runs. Until it has greeted us, a
+/// silent or closing peer may be no hostbench server at all, and the message says so.
+fn read_reply(ctl: &mut TcpStream, peer: &SocketAddr, greeted: bool) -> Result<Message, NetError> {
+    let hint = if greeted {
+        ""
+    } else {
+        " (is it a hostbench server, `hostbench net serve`?)"
+    };
     match protocol::read_message(ctl) {
         Ok(Message::Error { code, message }) => {
             Err(NetError::Refused(format!("{message} ({code})")))
@@ -101,14 +112,11 @@ fn read_reply(ctl: &mut TcpStream, peer: &SocketAddr) -> Result<Message, NetErro
         Ok(m) => Ok(m),
         Err(FrameError::Io(e)) if data::is_timeout(&e) => Err(protocol_error(
             peer,
-            "no answer in time: is that a hostbench server (hostbench net serve)?",
+            format!("no answer within {} s{hint}", ANSWER_TIMEOUT.as_secs()),
         )),
-        Err(FrameError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-            Err(protocol_error(
-                peer,
-                "the server closed the connection (is it a hostbench server?)",
-            ))
-        }
+        Err(FrameError::Io(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(
+            protocol_error(peer, format!("the server closed the connection{hint}")),
+        ),
         Err(e) => Err(protocol_error(peer, e)),
     }
 }
@@ -134,10 +142,8 @@ fn open_control(spec: &ClientSpec) -> Result<(TcpStream, SocketAddr), NetError> 
 
 fn greet(mut ctl: TcpStream, peer: SocketAddr, spec: &ClientSpec) -> Result<TcpStream, NetError> {
     let io = |e| NetError::io(format!("control connection to {peer}"), e);
-    ctl.set_read_timeout(Some(Duration::from_secs(10)))
-        .map_err(io)?;
-    ctl.set_write_timeout(Some(Duration::from_secs(10)))
-        .map_err(io)?;
+    ctl.set_read_timeout(Some(ANSWER_TIMEOUT)).map_err(io)?;
+    ctl.set_write_timeout(Some(ANSWER_TIMEOUT)).map_err(io)?;
     protocol::write_message(
         &mut ctl,
         &Message::Hello {
@@ -151,7 +157,7 @@ fn greet(mut ctl: TcpStream, peer: SocketAddr, spec: &ClientSpec) -> Result<TcpS
         auth,
         nonce,
         ..
-    } = read_reply(&mut ctl, &peer)?
+    } = read_reply(&mut ctl, &peer, false)?
     else {
         return Err(protocol_error(&peer, "expected welcome"));
     };
@@ -176,6 +182,8 @@ fn greet(mut ctl: TcpStream, peer: SocketAddr, spec: &ClientSpec) -> Result<TcpS
 enum Event {
     Interval(IntervalReport),
     Done(Result<ServerReport, NetError>),
+    /// The control connection closed or broke mid-test: what happened, in words.
+    Lost(String),
 }
 
 /// Runs one test. The observer sees each receiver-side interval as it completes
@@ -201,7 +209,7 @@ impl Connected {
         let (mut ctl, peer) = open_control(spec)?;
         let io = |e| NetError::io(format!("control connection to {peer}"), e);
         protocol::write_message(&mut ctl, &Message::Start(spec.request.clone())).map_err(io)?;
-        let Message::Ready { token, udp_ports } = read_reply(&mut ctl, &peer)? else {
+        let Message::Ready { token, udp_ports } = read_reply(&mut ctl, &peer, true)? else {
             return Err(protocol_error(&peer, "expected ready"));
         };
         let token =
@@ -253,7 +261,7 @@ impl Connected {
     }
 
     fn await_running(&mut self) -> Result<(), NetError> {
-        match read_reply(&mut self.ctl, &self.peer)? {
+        match read_reply(&mut self.ctl, &self.peer, true)? {
             Message::Running => Ok(()),
             other => Err(protocol_error(
                 &self.peer,
@@ -278,6 +286,8 @@ struct Running<'a> {
     patience: Duration,
     intervals: Vec<IntervalReport>,
     server_result: Option<Result<ServerReport, NetError>>,
+    /// The server went away mid-test: how, and when (seconds into the test).
+    lost: Option<(String, f64)>,
 }
 
 type StreamOutcome = Result<(LocalStream, Option<LatencyRecorder>), NetError>;
@@ -312,6 +322,7 @@ impl<'a> Running<'a> {
             patience,
             intervals: Vec::new(),
             server_result: None,
+            lost: None,
             c,
         })
     }
@@ -402,6 +413,10 @@ impl<'a> Running<'a> {
                 self.stop.store(true, Ordering::Relaxed);
                 self.server_result = Some(r);
             }
+            Ok(Event::Lost(how)) => {
+                self.stop.store(true, Ordering::Relaxed);
+                self.lost = Some((how, self.t0.elapsed().as_secs_f64()));
+            }
             Err(_) => {}
         }
         if let Some(i) = watch.local_interval_due(done) {
@@ -414,11 +429,54 @@ impl<'a> Running<'a> {
             return r;
         }
         loop {
+            if let Some((how, at_s)) = self.lost.take() {
+                return Err(self.server_lost(how, at_s));
+            }
             match self.events.recv_timeout(self.patience) {
                 Ok(Event::Interval(i)) => self.interval(i),
                 Ok(Event::Done(r)) => return r,
-                Err(_) => return Err(protocol_error(&self.c.peer, "no result from the server")),
+                Ok(Event::Lost(how)) => self.lost = Some((how, self.t0.elapsed().as_secs_f64())),
+                Err(_) => {
+                    let how = format!(
+                        "the server {} sent no result within {} s",
+                        self.c.peer,
+                        self.patience.as_secs()
+                    );
+                    self.lost = Some((how, self.t0.elapsed().as_secs_f64()));
+                }
             }
+        }
+    }
+
+    /// The server is gone: what this end counted until then, as a partial result.
+    fn server_lost(&self, how: String, at_s: f64) -> NetError {
+        let done: u64 = self
+            .counters
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .sum();
+        let ran = self.t0.elapsed().as_secs_f64().min(at_s).max(1e-9);
+        let bytes = |verb: &str| {
+            format!(
+                "{} {verb} in {ran:.2} s ({})",
+                format_bytes(done),
+                format_bits(done as f64 / ran)
+            )
+        };
+        let partial = match self.spec.request.test {
+            TestKind::TcpStream | TestKind::UdpStream => format!(
+                "{}; what arrived was the server's count, lost with it",
+                bytes("sent")
+            ),
+            TestKind::TcpMaerts => bytes("received"),
+            _ => format!(
+                "{done} transactions in {ran:.2} s ({:.1}/s)",
+                done as f64 / ran
+            ),
+        };
+        NetError::ServerLost {
+            how: format!("{how} {at_s:.1} s into the test"),
+            partial,
         }
     }
 }
@@ -435,22 +493,39 @@ fn spawn_reader(
     let (tx, rx) = mpsc::channel::<Event>();
     std::thread::spawn(move || {
         loop {
-            let event = match read_reply(&mut reader, &peer) {
+            let event = match protocol::read_message(&mut reader) {
                 Ok(Message::Interval(i)) => Event::Interval(i),
                 Ok(Message::Result(r)) => Event::Done(Ok(r)),
+                Ok(Message::Error { code, message }) => {
+                    Event::Done(Err(NetError::Refused(format!("{message} ({code})"))))
+                }
                 Ok(other) => Event::Done(Err(protocol_error(
                     &peer,
                     format!("unexpected {}", other.kind()),
                 ))),
-                Err(e) => Event::Done(Err(e)),
+                Err(FrameError::Io(e)) => Event::Lost(lost_how(&peer, &e, patience)),
+                Err(e) => Event::Done(Err(protocol_error(&peer, e))),
             };
-            let last = matches!(event, Event::Done(_));
+            let last = !matches!(event, Event::Interval(_));
             if tx.send(event).is_err() || last {
                 return;
             }
         }
     });
     Ok(rx)
+}
+
+/// How the control connection ended mid-test, in words naming the server.
+fn lost_how(peer: &SocketAddr, e: &std::io::Error, patience: Duration) -> String {
+    use std::io::ErrorKind;
+    match e.kind() {
+        ErrorKind::UnexpectedEof => format!("the server {peer} closed the connection"),
+        _ if data::is_timeout(e) => format!(
+            "the server {peer} sent nothing for {} s",
+            patience.as_secs()
+        ),
+        _ => format!("the connection to the server {peer} failed ({e})"),
+    }
 }
 
 /// The clocks of the watching loop: progress ten times a second, and this end's own

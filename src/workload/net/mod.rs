@@ -119,6 +119,13 @@ pub enum NetError {
     Listen { addr: String, reason: String },
     #[error("the server refused the test: {0}")]
     Refused(String),
+    /// The server went away mid-test; `partial` is what this end had counted.
+    #[error("{how}; partial result (interrupted, this end's own count, not kept): {partial}")]
+    ServerLost { how: String, partial: String },
+    /// The system does not allow what the test needs (ICMP sockets, say): no peer is
+    /// involved, and the message says how to get it or what to run instead.
+    #[error("{0}")]
+    NotPermitted(String),
     #[error("protocol error with {peer}: {reason}")]
     Protocol { peer: String, reason: String },
     #[error("{context}: {source}")]

@@ -147,7 +147,7 @@ fn open_icmp(target: IpAddr) -> Result<(OwnedFd, Method), NetError> {
             return Ok((unsafe { OwnedFd::from_raw_fd(fd) }, method));
         }
     }
-    Err(NetError::Refused(
+    Err(NetError::NotPermitted(
         "ICMP is not allowed here: no unprivileged ping (net.ipv4.ping_group_range) and no raw \
          sockets (needs root or CAP_NET_RAW); use --tcp PORT to time TCP connects instead"
             .into(),

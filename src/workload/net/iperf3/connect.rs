@@ -203,7 +203,8 @@ pub fn listen(addr: SocketAddr) -> Result<TcpListener, ConnectError> {
 pub fn read_cookie(s: &mut TcpStream) -> io::Result<[u8; wire::COOKIE_SIZE]> {
     s.set_read_timeout(Some(STEP))?;
     let mut c = [0u8; wire::COOKIE_SIZE];
-    s.read_exact(&mut c)?;
+    s.read_exact(&mut c)
+        .map_err(|e| wire::timed_out(e, STEP, ""))?;
     Ok(c)
 }
 
@@ -306,7 +307,9 @@ fn udp_accept(
     u.set_read_timeout(Some(STEP))
         .map_err(ConnectError::Socket)?;
     let mut buf = [0u8; 64];
-    let (_, from) = u.recv_from(&mut buf).map_err(ConnectError::UdpHelloRecv)?;
+    let (_, from) = u
+        .recv_from(&mut buf)
+        .map_err(|e| ConnectError::UdpHelloRecv(wire::timed_out(e, STEP, "")))?;
     u.connect(from).map_err(ConnectError::Socket)?;
     if more {
         *slot = Some(udp_bind(addr, p)?);

@@ -77,6 +77,30 @@ pub fn write_state(w: &mut impl Write, state: i8) -> io::Result<()> {
     w.write_all(&[state as u8])
 }
 
+/// A read that hit its socket's timeout, said as what happened ("nothing came within
+/// 10 s", with the option that sets the bound when there is one) instead of the
+/// system's "Resource temporarily unavailable"; other errors pass unchanged.
+pub fn timed_out(e: io::Error, bound: std::time::Duration, option: &str) -> io::Error {
+    if !matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    ) {
+        return e;
+    }
+    let set_by = if option.is_empty() {
+        String::new()
+    } else {
+        format!(" ({option} sets the bound)")
+    };
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!(
+            "nothing came within {} s{set_by}",
+            crate::units::format_g(bound.as_secs_f64(), 6)
+        ),
+    )
+}
+
 pub fn read_state(r: &mut impl Read) -> io::Result<i8> {
     let mut b = [0u8; 1];
     r.read_exact(&mut b)?;
@@ -133,6 +157,16 @@ pub enum WireError {
 }
 
 /// Reads one length-prefixed JSON object, refusing anything over `cap` bytes.
+impl WireError {
+    /// A read that timed out, in words (`timed_out`); other errors unchanged.
+    pub fn timed_out(self, bound: std::time::Duration, option: &str) -> WireError {
+        match self {
+            WireError::Read(e) => WireError::Read(timed_out(e, bound, option)),
+            other => other,
+        }
+    }
+}
+
 pub fn read_json(r: &mut impl Read, cap: u32) -> Result<Value, WireError> {
     let mut len = [0u8; 4];
     r.read_exact(&mut len).map_err(WireError::Read)?;

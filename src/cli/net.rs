@@ -66,7 +66,8 @@ pub struct ServeArgs {
     /// Cap on the UDP rate a client may ask for, bits/s (e.g. 1G; default: none).
     #[arg(long, value_name = "RATE", value_parser = crate::workload::net::parse_rate)]
     max_rate: Option<u64>,
-    /// Drop a client that says nothing for this long.
+    /// Drop a client that is silent this long during a test, or has no test running
+    /// this long after connecting or after its last test (whatever it sends).
     #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
     idle_timeout: Duration,
     /// Require clients to prove this shared secret (never sent in the clear).

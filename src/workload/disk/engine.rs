@@ -92,6 +92,11 @@ pub trait Engine {
     fn submit(&mut self) -> io::Result<()> {
         Ok(())
     }
+    /// Appends the slots whose completion the kernel has already posted, without
+    /// waiting; those completions still come back from the next `submit_and_wait`.
+    /// Called right after `submit`, it tells which requests the device answered
+    /// before the submission call returned (sync engines have nothing to tell).
+    fn posted(&mut self, _slots: &mut Vec<usize>) {}
 }
 
 /// The engine asked for, or with `fallback`, the first of io_uring, libaio, psync
@@ -201,6 +206,8 @@ mod uring {
         ring: IoUring,
         /// Requests handed to the kernel and not yet reaped.
         in_flight: usize,
+        /// Completions taken off the ring by `posted`, for the next `submit_and_wait`.
+        early: Vec<Completion>,
     }
 
     impl Uring {
@@ -224,7 +231,22 @@ mod uring {
                     "io_uring without probing (kernel older than 5.6)",
                 ));
             }
-            Ok(Self { ring, in_flight: 0 })
+            Ok(Self {
+                ring,
+                in_flight: 0,
+                early: Vec::new(),
+            })
+        }
+
+        /// Moves the completions the ring holds into `early`.
+        fn reap_ready_into_early(&mut self) {
+            for cqe in self.ring.completion() {
+                self.in_flight -= 1;
+                self.early.push(Completion {
+                    slot: cqe.user_data() as usize,
+                    result: cqe.result() as i64,
+                });
+            }
         }
     }
 
@@ -281,21 +303,27 @@ mod uring {
             self.ring.submit().map(|_| ())
         }
 
+        fn posted(&mut self, slots: &mut Vec<usize>) {
+            let from = self.early.len();
+            self.reap_ready_into_early();
+            slots.extend(self.early[from..].iter().map(|c| c.slot));
+        }
+
         fn submit_and_wait(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
-            loop {
-                match self.ring.submit_and_wait(min) {
-                    Ok(_) => break,
-                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                    Err(e) => return Err(e),
+            let min = min.saturating_sub(self.early.len());
+            done.append(&mut self.early);
+            // Nothing to submit and enough completions already: no system call.
+            if min > 0 || !self.ring.submission().is_empty() {
+                loop {
+                    match self.ring.submit_and_wait(min) {
+                        Ok(_) => break,
+                        Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                        Err(e) => return Err(e),
+                    }
                 }
             }
-            for cqe in self.ring.completion() {
-                self.in_flight -= 1;
-                done.push(Completion {
-                    slot: cqe.user_data() as usize,
-                    result: cqe.result() as i64,
-                });
-            }
+            self.reap_ready_into_early();
+            done.append(&mut self.early);
             Ok(())
         }
     }
@@ -333,6 +361,23 @@ mod aio {
         res: i64,
         res2: i64,
     }
+
+    /// The header of the completion ring the kernel maps at the context's address
+    /// (fs/aio.c `struct aio_ring`); its events follow `header_length` bytes in.
+    #[repr(C)]
+    #[allow(dead_code)] // the layout needs every field; some are never read
+    struct RingHeader {
+        id: u32,
+        nr: u32,
+        head: u32,
+        tail: u32,
+        magic: u32,
+        compat_features: u32,
+        incompat_features: u32,
+        header_length: u32,
+    }
+
+    const RING_MAGIC: u32 = 0xa10a_10a1;
 
     const CMD_PREAD: u16 = 0;
     const CMD_PWRITE: u16 = 1;
@@ -433,6 +478,35 @@ mod aio {
                 self.in_kernel += ret as usize;
             }
             Ok(())
+        }
+
+        fn posted(&mut self, slots: &mut Vec<usize>) {
+            use std::sync::atomic::{AtomicU32, Ordering};
+            let ring = self.ctx as *const RingHeader;
+            // SAFETY: the context id is the address of the ring the kernel mapped
+            // into this process at io_setup; it stays mapped until io_destroy. The
+            // kernel writes an event before it moves `tail` (release), so events
+            // between `head` and an acquired `tail` are complete. Only reading: the
+            // events are still consumed by io_getevents.
+            unsafe {
+                if std::ptr::addr_of!((*ring).magic).read_volatile() != RING_MAGIC
+                    || std::ptr::addr_of!((*ring).incompat_features).read_volatile() != 0
+                {
+                    return;
+                }
+                let nr = std::ptr::addr_of!((*ring).nr).read_volatile();
+                let header = std::ptr::addr_of!((*ring).header_length).read_volatile();
+                let head =
+                    (*std::ptr::addr_of!((*ring).head).cast::<AtomicU32>()).load(Ordering::Acquire);
+                let tail =
+                    (*std::ptr::addr_of!((*ring).tail).cast::<AtomicU32>()).load(Ordering::Acquire);
+                let events = ring.cast::<u8>().add(header as usize).cast::<IoEvent>();
+                let mut i = head;
+                while i != tail && i < nr {
+                    slots.push(events.add(i as usize).read_volatile().data as usize);
+                    i = (i + 1) % nr;
+                }
+            }
         }
 
         fn submit_and_wait(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {

@@ -525,18 +525,6 @@ fn soak_list(soaks: &[Soak]) -> String {
     t.render("")
 }
 
-/// `min(3000 + 50/GiB, 50000)`: how a figure grows with the disk's size.
-fn formula(base: Option<f64>, per_gib: Option<f64>, max: Option<f64>) -> String {
-    match (base, per_gib, max) {
-        (Some(b), Some(p), Some(m)) if p > 0.0 => format!("min({b} + {p}/GiB, {m})"),
-        (Some(b), _, Some(m)) if b == m => format!("{b}"),
-        (Some(b), _, Some(m)) => format!("{b} (up to {m})"),
-        (Some(b), _, None) => format!("{b}"),
-        (None, _, Some(m)) => format!("up to {m}"),
-        _ => "-".into(),
-    }
-}
-
 /// The offers as a table (with what each gives at `size`), and how to read it.
 fn offers(o: &Offers) -> String {
     let mut headers = vec!["provider", "type", "model", "IOPS", "throughput"];
@@ -554,7 +542,6 @@ fn offers(o: &Offers) -> String {
 }
 
 fn offer_row(o: &DiskOffer, size: Option<u64>) -> Vec<String> {
-    let unit = o.mbps_unit.as_deref().unwrap_or("MB/s");
     let mut row = vec![
         o.provider.clone(),
         o.kind.clone(),
@@ -563,20 +550,11 @@ fn offer_row(o: &DiskOffer, size: Option<u64>) -> Vec<String> {
             o.model,
             if o.verified { "" } else { " (unverified)" }
         ),
-        formula(o.iops_base, o.iops_per_gib, o.iops_max),
-        format!(
-            "{} {unit}",
-            formula(o.mbps_base, o.mbps_per_gib, o.mbps_max)
-        ),
+        o.iops_text(),
+        o.throughput_text(),
     ];
     if let Some(bytes) = size {
-        let spec = format!("{}:{}:{bytes}", o.provider, o.kind.replace(' ', "_"));
-        // Tiers are matched by size, so evaluate each tier's own numbers.
-        let p = if o.model == "fixed-tier" {
-            None
-        } else {
-            crate::limits::promise(&spec).ok()
-        };
+        let p = o.at_size(bytes);
         row.push(
             p.as_ref()
                 .and_then(|p| p.iops)

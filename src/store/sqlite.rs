@@ -432,7 +432,7 @@ impl SqliteStore {
             let notes = text("notes")?;
             let threads = text("threads")?;
             let params = text("params")?;
-            outcomes.push(Outcome {
+            let mut outcome = Outcome {
                 schema_version: row.get("schema_version").map_err(read)?,
                 tool: text("tool")?,
                 tool_version: text("tool_version")?,
@@ -453,7 +453,10 @@ impl SqliteStore {
                     utilisation: real(row, "cpu_utilisation").map_err(read)?,
                 },
                 host,
-            });
+            };
+            // Rows kept before percentiles were bounded can hold a p99.9 above the max.
+            outcome.bound_percentiles();
+            outcomes.push(outcome);
         }
         Ok(outcomes)
     }
@@ -978,6 +981,29 @@ mod tests {
         assert_eq!(back.info.workloads, vec!["cpu"]);
         assert_eq!(back.info.host.hostname, "box");
         assert!(store.load(id + 1).unwrap().is_none());
+    }
+
+    /// A row kept before percentiles were bounded (its p99.9 bucket above its max)
+    /// reads back bounded, in the latency and in the metrics.
+    #[test]
+    fn old_rows_read_back_with_percentiles_within_the_extremes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("r.db"), true).unwrap();
+        let mut o = outcome();
+        o.push(Metric::new(
+            "read_latency_p99.9",
+            15.88e6,
+            Unit::Nanoseconds,
+        ));
+        o.push(Metric::new("read_latency_max", 15.84e6, Unit::Nanoseconds));
+        if let Some(l) = &mut o.latency {
+            l.percentiles[0].ns = 30.2;
+        }
+        let id = save_one(&mut store, &o);
+        let back = store.load(id).unwrap().unwrap().outcomes.remove(0);
+        assert_eq!(back.latency.as_ref().unwrap().percentiles[0].ns, 30.0);
+        let p999 = back.metric("read_latency_p99.9", None).unwrap().value;
+        assert_eq!(p999, 15.84e6);
     }
 
     fn save_one(store: &mut SqliteStore, o: &Outcome) -> i64 {

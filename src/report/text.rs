@@ -189,13 +189,40 @@ fn closing(o: &Outcomes) -> String {
     out
 }
 
-/// `Summary` over the table, indented.
+/// The width text tables fit in (0: as wide as they come), set by the front end.
+static WIDTH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Fit the summary tables into `columns` characters per line (`None`: never wrap).
+/// The front end sets it once from the terminal, before it prints; `run` and `show`
+/// print the same table at the same width.
+pub fn set_width(columns: Option<usize>) {
+    WIDTH.store(columns.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+}
+
+fn width() -> Option<usize> {
+    Some(WIDTH.load(std::sync::atomic::Ordering::Relaxed)).filter(|&w| w > 0)
+}
+
+/// `Summary` over the table, indented, fit to the width, and the line under it.
 fn summary_table(s: &SummaryTable) -> String {
-    let mut t = Table::new(&s.columns, &s.right);
+    summary_table_at(s, width())
+}
+
+fn summary_table_at(s: &SummaryTable, width: Option<usize>) -> String {
+    let mut t = Table::new(s.columns, s.right);
     for row in &s.rows {
         t.row(row.clone());
     }
-    format!("{}\n{}", s.heading, t.render("  "))
+    let table = match width {
+        Some(w) => t.render_fit("  ", w, s.wrap),
+        None => t.render("  "),
+    };
+    let mut out = format!("{}\n{table}", s.heading);
+    if let Some(footer) = &s.footer {
+        out += &crate::report::table::wrap_words(footer, width.unwrap_or(usize::MAX)).join("\n");
+        out.push('\n');
+    }
+    out
 }
 
 /// `randread  2,522 IOPS = 97 % of the promised 2,600 IOPS  ok`, per check.
@@ -235,8 +262,8 @@ fn stored_run(run: &StoredRun) -> String {
         out += &summary_table(&SummaryTable::disk(&disk));
     }
     if r.command == "run" {
-        let heading = format!("Summary ({} profile)", r.profile.as_deref().unwrap_or("?"));
-        let lines = crate::suite::run::summarise(&run.outcomes);
+        let heading = crate::suite::run::heading(r.profile.as_deref());
+        let lines = crate::suite::run::stored(run);
         out += &summary_table(&SummaryTable::areas(heading, &lines));
     }
     out

@@ -248,25 +248,45 @@ fn stored_run(run: &StoredRun) -> String {
         out += &format!(" · {}", labels_text(&r.labels));
     }
     out += "\n\n";
-    for o in &run.outcomes {
-        out += &outcome_text(o);
-        out.push('\n');
+    let texts: Vec<String> = run.outcomes.iter().map(outcome_text).collect();
+    match stored_summary(run) {
+        // As the command printed its document: each outcome and a blank line, then
+        // the summary (`Outcomes`)...
+        Some(summary) => {
+            for text in texts {
+                out += &text;
+                out.push('\n');
+            }
+            out + &summary_table(&summary)
+        }
+        // ... or its one outcome (`Single`); several without a summary (an index of
+        // several copy counts, a personality's jobs) a blank line apart.
+        None => out + &texts.join("\n"),
     }
-    let disk: Vec<Outcome> = run
-        .outcomes
-        .iter()
-        .filter(|o| o.workload == "disk")
-        .cloned()
-        .collect();
-    if !disk.is_empty() && r.command == "disk" {
-        out += &summary_table(&SummaryTable::disk(&disk));
+}
+
+/// The summary table the command of a stored run printed: `disk`'s and `run`'s.
+fn stored_summary(run: &StoredRun) -> Option<SummaryTable> {
+    let r = &run.info;
+    match r.command.as_str() {
+        "run" => {
+            let heading = crate::suite::run::heading(r.profile.as_deref());
+            Some(SummaryTable::areas(
+                heading,
+                &crate::suite::run::stored(run),
+            ))
+        }
+        "disk" => {
+            let disk: Vec<Outcome> = run
+                .outcomes
+                .iter()
+                .filter(|o| o.workload == "disk")
+                .cloned()
+                .collect();
+            (!disk.is_empty()).then(|| SummaryTable::disk(&disk))
+        }
+        _ => None,
     }
-    if r.command == "run" {
-        let heading = crate::suite::run::heading(r.profile.as_deref());
-        let lines = crate::suite::run::stored(run);
-        out += &summary_table(&SummaryTable::areas(heading, &lines));
-    }
-    out
 }
 
 /// The stored runs `history` lists, one line each; nothing when there are none.

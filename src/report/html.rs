@@ -317,7 +317,7 @@ fn comparison(title: &str, c: &Comparison, groups: &[Group]) -> String {
         body.push_str(
             "<section><h2>Summary</h2><p class=\"meta\">Per area, the geometric mean of the speedups \
              over A (each ratio turned so that above 1x is better, as SPEC and PTS do); ± one standard \
-             deviation where there are repeats.</p><figure>",
+             deviation where the noise is known (repeats, or each run's own timeline).</p><figure>",
         );
         body.push_str(&geomean_chart(c));
         body.push_str("</figure><table class=\"summary\"><tr><th>area</th>");

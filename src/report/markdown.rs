@@ -135,7 +135,9 @@ fn comparison(title: &str, c: &Comparison) -> String {
         );
     }
     if !c.areas.is_empty() && c.groups.len() > 1 {
-        md.push_str("\n## Summary\n\nGeometric mean of the speedups per area (above 1x: better than A).\n\n| area |");
+        md.push_str(
+            "\n## Summary\n\nGeometric mean of the speedups per area, against A.\n\n| area |",
+        );
         for i in 1..c.groups.len() {
             let _ = write!(md, " {} vs A |", letter(i));
         }
@@ -164,7 +166,7 @@ fn comparison(title: &str, c: &Comparison) -> String {
             let _ = write!(md, " {} |", letter(i));
             align.push_str("---:|");
             if i > 0 {
-                let _ = write!(md, " {}/A |", letter(i));
+                let _ = write!(md, " {} vs A |", letter(i));
                 align.push_str("---|");
             }
         }

@@ -377,7 +377,7 @@ fn comparison(c: &Comparison) -> String {
             header.push(letter(i));
             right.push(true);
             if i > 0 {
-                header.push(format!("{}/A", letter(i)));
+                header.push(format!("{} vs A", letter(i)));
                 right.push(false);
             }
         }
@@ -390,7 +390,7 @@ fn comparison(c: &Comparison) -> String {
     }
 
     if !c.areas.is_empty() && c.groups.len() > 1 {
-        out += "\nSummary: geometric mean of the speedups per area (above 1x: better than A)\n";
+        out += "\nSummary: geometric mean of the speedups per area, against A\n";
         let mut header = vec!["area".to_string()];
         for i in 1..c.groups.len() {
             header.push(format!("{} vs A", letter(i)));

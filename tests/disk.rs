@@ -394,7 +394,7 @@ fn limits_lists_the_promises() {
 /// promises nothing: no bare dash with a unit after it (`- MB/s`).
 #[test]
 fn every_limits_row_reads() {
-    let out = run(&["limits", "--size", "500GiB"]);
+    let out = run(&["limits", "--disk-size", "500GiB"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     for line in text.lines().skip(1).take_while(|l| !l.is_empty()) {

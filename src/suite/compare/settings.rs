@@ -11,12 +11,15 @@ use crate::units::{format_bits, format_bytes, format_g, thousands};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// Spec fields that say nothing about the figures: where the files went, the seed,
+/// Spec fields that say nothing about the figures: where the files went (fio's
+/// `filename` and `directory` too), the seed,
 /// the server and its secret, how latencies are bucketed, which percentiles and
 /// interval reports are printed, the test's name and the thread counts (every metric
 /// carries its own).
-const IGNORED: [&str; 16] = [
+const IGNORED: [&str; 18] = [
     "dir",
+    "directory",
+    "filename",
     "target",
     "seed",
     "endpoint",

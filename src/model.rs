@@ -3,7 +3,8 @@
 //! and documented in `docs/json.md`.
 
 use crate::host::HostInfo;
-use crate::measure::histogram::{Histogram, Layout};
+use crate::measure::hdr::HdrHistogram;
+use crate::measure::histogram::{self, Histogram, Layout};
 use crate::measure::stats;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -92,6 +93,51 @@ impl Outcome {
             .iter()
             .find(|m| m.name == name && (threads.is_none() || m.threads == threads))
     }
+
+    /// Keeps every percentile within its extremes (`histogram::within`): the
+    /// latency's, and each `STEM_pN` metric's within `STEM_min` and `STEM_max`. For
+    /// what was built before the rule (stored rows, saved JSON), which can hold a
+    /// p99.9 above the max printed beside it; new outcomes are built bounded.
+    pub fn bound_percentiles(&mut self) {
+        if let Some(lat) = &mut self.latency {
+            lat.bound_percentiles();
+        }
+        for i in 0..self.metrics.len() {
+            let m = &self.metrics[i];
+            let Some(stem) = percentile_stem(&m.name) else {
+                continue;
+            };
+            let extreme = |which: &str| self.extreme_of(m, &format!("{stem}_{which}"));
+            let (lo, hi) = (extreme("min"), extreme("max"));
+            let m = &mut self.metrics[i];
+            m.value = histogram::within(
+                m.value,
+                lo.unwrap_or(f64::NEG_INFINITY),
+                hi.unwrap_or(f64::INFINITY),
+            );
+        }
+    }
+
+    /// The extreme metric `name` beside percentile `m`: same variant and threads,
+    /// else the one without a variant (redis's per-command p99 is bounded by the
+    /// max of all commands).
+    fn extreme_of(&self, m: &Metric, name: &str) -> Option<f64> {
+        let find = |variant: Option<&String>| {
+            self.metrics
+                .iter()
+                .find(|e| e.name == name && e.variant.as_ref() == variant && e.threads == m.threads)
+                .map(|e| e.value)
+        };
+        find(m.variant.as_ref()).or_else(|| find(None))
+    }
+}
+
+/// `read_latency_p99.9` -> `read_latency`, `rtt_p50` -> `rtt`; None for a name
+/// that is not a percentile.
+fn percentile_stem(name: &str) -> Option<&str> {
+    let (stem, p) = name.rsplit_once("_p")?;
+    p.parse::<f64>().ok().filter(|p| p.is_finite())?;
+    Some(stem)
 }
 
 /// `Outcome::params`: setting name -> value as the peer writes it.
@@ -229,7 +275,8 @@ pub const STANDARD_PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
 impl Latency {
     /// The one constructor: a histogram with the exact extremes and sum that the
     /// workload kept beside it (a bucket is an approximation; these are not), and
-    /// the percentiles to report. With no samples every figure is 0.
+    /// the percentiles to report, each within the extremes (`histogram::within`).
+    /// With no samples every figure is 0.
     pub fn from_histogram(
         histogram: &Histogram,
         min_ns: u64,
@@ -239,25 +286,84 @@ impl Latency {
     ) -> Self {
         let count = histogram.total();
         let seen = count > 0;
+        let (min_ns, max_ns) = if seen {
+            (min_ns as f64, max_ns as f64)
+        } else {
+            (0.0, 0.0)
+        };
         Latency {
             count,
-            min_ns: if seen { min_ns as f64 } else { 0.0 },
+            min_ns,
             mean_ns: if seen {
                 sum_ns as f64 / count as f64
             } else {
                 0.0
             },
-            max_ns: if seen { max_ns as f64 } else { 0.0 },
+            max_ns,
             sum_ns: sum_ns as f64,
             percentiles: percentiles
                 .iter()
                 .map(|&p| Percentile {
                     p,
-                    ns: histogram.percentile_ns(p).unwrap_or(0.0),
+                    ns: histogram
+                        .percentile_within(p, min_ns, max_ns)
+                        .unwrap_or(0.0),
                 })
                 .collect(),
             layout: histogram.layout,
             buckets: histogram.nonempty().collect(),
+        }
+    }
+
+    /// redis-benchmark's HDR histogram (µs) as the model's latency (ns): its
+    /// percentiles, extremes and mean as redis-benchmark reads them (a bucket's
+    /// highest equivalent value; the lowest for the min; the mean over bucket
+    /// medians), its buckets moved to the native layout.
+    pub fn from_hdr(h: &HdrHistogram, percentiles: &[f64]) -> Self {
+        let mut native = Histogram::new(Layout::NATIVE);
+        for (us, count) in h.buckets() {
+            native.counts[Layout::NATIVE.bucket_of(us as f64 * 1e3)] += count;
+        }
+        let count = h.len();
+        let mean_ns = if count > 0 { h.mean() * 1e3 } else { 0.0 };
+        let mut lat = Latency {
+            count,
+            min_ns: h.min() as f64 * 1e3,
+            mean_ns,
+            max_ns: h.max() as f64 * 1e3,
+            sum_ns: mean_ns * count as f64,
+            percentiles: percentiles
+                .iter()
+                .map(|&p| Percentile {
+                    p,
+                    ns: h.value_at_percentile(p) as f64 * 1e3,
+                })
+                .collect(),
+            layout: Layout::NATIVE,
+            buckets: native.nonempty().collect(),
+        };
+        // HDR's figures already lie within its extremes (both are bucket edges);
+        // bounded all the same, so no latency leaves the model unbounded.
+        lat.bound_percentiles();
+        lat
+    }
+
+    /// Each percentile within the extremes (`histogram::within`).
+    pub fn bound_percentiles(&mut self) {
+        if self.count == 0 {
+            return;
+        }
+        for p in &mut self.percentiles {
+            p.ns = histogram::within(p.ns, self.min_ns, self.max_ns);
+        }
+    }
+
+    /// A value read from the buckets (a chart's point), within the extremes.
+    pub fn bounded(&self, ns: f64) -> f64 {
+        if self.count == 0 {
+            ns
+        } else {
+            histogram::within(ns, self.min_ns, self.max_ns)
         }
     }
 
@@ -318,5 +424,116 @@ impl CpuUse {
             system_s: cpu.system_s,
             utilisation: cpu.utilisation(wall),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const ALL: [f64; 6] = [50.0, 90.0, 95.0, 99.0, 99.9, 99.99];
+
+    /// min ≤ p50 ≤ p90 ≤ p95 ≤ p99 ≤ p99.9 ≤ p99.99 ≤ max.
+    fn ordered(l: &Latency) -> Result<(), TestCaseError> {
+        let mut chain = vec![l.min_ns];
+        chain.extend(ALL.iter().map(|&p| l.percentile(p).expect("asked for")));
+        chain.push(l.max_ns);
+        prop_assert!(chain.windows(2).all(|w| w[0] <= w[1]), "{chain:?}");
+        Ok(())
+    }
+
+    /// Sample times in ns over every range a layout treats differently: below and
+    /// within sysbench's first bucket, the body, beyond the layouts' 100 s top.
+    fn samples() -> impl Strategy<Value = Vec<u64>> {
+        prop::collection::vec(
+            prop_oneof![
+                0u64..2_000,
+                2_000u64..50_000_000,
+                50_000_000u64..200_000_000_000
+            ],
+            1..400,
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn percentiles_never_pass_the_extremes(ns in samples()) {
+            for layout in [Layout::NATIVE, Layout::SYSBENCH] {
+                let mut h = Histogram::new(layout);
+                ns.iter().for_each(|&v| h.record(v as f64));
+                let (min, max) = (*ns.iter().min().unwrap(), *ns.iter().max().unwrap());
+                let sum = ns.iter().map(|&v| u128::from(v)).sum();
+                ordered(&Latency::from_histogram(&h, min, max, sum, &ALL))?;
+            }
+            for sigfigs in 1..=5 {
+                let mut h = HdrHistogram::redis_benchmark(sigfigs);
+                ns.iter().for_each(|&v| h.record(v / 1000));
+                ordered(&Latency::from_hdr(&h, &ALL))?;
+            }
+        }
+    }
+
+    #[test]
+    fn a_top_bucket_above_the_max_reads_as_the_max() {
+        // 15.84 ms lands in a native bucket whose value is 15.88 ms or so (the issue's
+        // `p99.9 15.88 ms` above `max 15.84 ms`); the bucket is bounded, the max kept.
+        let mut h = Histogram::new(Layout::NATIVE);
+        h.record(15_840_000.0);
+        assert!(h.percentile_ns(99.9).unwrap() > 15_840_000.0);
+        let l = Latency::from_histogram(&h, 15_840_000, 15_840_000, 15_840_000, &ALL);
+        assert!(l.percentiles.iter().all(|p| p.ns == 15_840_000.0), "{l:?}");
+        // The bucket itself is untouched (a merge or a re-read keeps its value).
+        assert_eq!(l.histogram(), h);
+    }
+
+    #[test]
+    fn stored_figures_are_bounded_on_reading() {
+        let mut o = Outcome::new("disk", serde_json::Value::Null, HostInfo::detect());
+        let m = |name: &str, ns: f64| Metric::new(name, ns, Unit::Nanoseconds).threads(1);
+        o.push(m("read_latency_p50", 900.0));
+        o.push(m("read_latency_p99.9", 15_880_000.0));
+        o.push(m("read_latency_max", 15_840_000.0));
+        o.push(m("read_latency_min", 1_000.0));
+        // Another thread count's figures are not this one's bounds.
+        o.push(Metric::new("read_latency_p99", 20e6, Unit::Nanoseconds).threads(2));
+        // A per-command figure without extremes of its own: all commands' bound it.
+        o.push(Metric::new("latency_p99", 2e6, Unit::Nanoseconds).variant("GET"));
+        o.push(Metric::new("latency_max", 1e6, Unit::Nanoseconds));
+        o.push(Metric::new("cpu_per_op", 5e6, Unit::Nanoseconds));
+        let mut h = Histogram::new(Layout::NATIVE);
+        h.record(15_840_000.0);
+        let mut lat = Latency::from_histogram(&h, 15_840_000, 15_840_000, 15_840_000, &ALL);
+        lat.percentiles[0].ns = 15_880_000.0;
+        o.latency = Some(lat);
+        o.bound_percentiles();
+        let values: Vec<f64> = o.metrics.iter().map(|m| m.value).collect();
+        assert_eq!(
+            values,
+            [
+                1_000.0,
+                15_840_000.0,
+                15_840_000.0,
+                1_000.0,
+                20e6,
+                1e6,
+                1e6,
+                5e6
+            ]
+        );
+        assert_eq!(o.latency.unwrap().percentiles[0].ns, 15_840_000.0);
+    }
+
+    #[test]
+    fn percentile_names() {
+        assert_eq!(percentile_stem("read_latency_p99.9"), Some("read_latency"));
+        assert_eq!(percentile_stem("rtt_p50"), Some("rtt"));
+        assert_eq!(
+            percentile_stem("uncorrected_latency_p99"),
+            Some("uncorrected_latency")
+        );
+        assert_eq!(percentile_stem("cpu_per_op"), None);
+        assert_eq!(percentile_stem("bytes_per_sec"), None);
+        assert_eq!(percentile_stem("latency_max"), None);
     }
 }

@@ -1,6 +1,6 @@
 //! `hostbench compare` on hand-made runs stored through the library: known ratios,
 //! repeats with their propagated uncertainty, seed 003's hand-written comparison, and
-//! bad groups.
+//! bad groups; and two native runs of different lengths, named in words.
 
 mod common;
 use common::*;
@@ -90,7 +90,11 @@ fn seed_003_by_the_numbers() {
     assert!((ratio("events_per_sec") - 2.178).abs() < 0.001);
     assert!((ratio("bytes_per_sec") - 4.097).abs() < 0.001);
     assert!((ratio("latency_avg") - 0.2667).abs() < 0.001);
-    assert_eq!(row(&c, "latency_avg")["ratios"][1]["verdict"], "faster");
+    // One run a side and no timeline: the ratios stand, their noise is unknown.
+    let lat = &row(&c, "latency_avg")["ratios"][1];
+    assert_eq!(lat["verdict"], "not judged");
+    assert!((lat["factor"].as_f64().unwrap() - 3.75).abs() < 0.001);
+    assert!((lat["speedup"].as_f64().unwrap() - 3.75).abs() < 0.001);
     assert_eq!(row(&c, "latency_avg")["better"], "lower");
     assert!(
         c["rows"]
@@ -113,9 +117,10 @@ fn seed_003_by_the_numbers() {
 
     let out = compare(&db, &[&vm.to_string(), &desk.to_string()]);
     let text = stdout(&out);
-    assert!(text.contains("2.18x faster"), "{text}");
-    assert!(text.contains("4.10x faster"), "{text}");
-    assert!(text.contains("0.27x faster"), "{text}");
+    assert!(text.contains("not judged (×2.18)"), "{text}");
+    assert!(text.contains("not judged (×4.10)"), "{text}");
+    assert!(text.contains("not judged (×0.27)"), "{text}");
+    assert!(text.contains("metric(s) not judged"), "{text}");
     assert!(text.contains("6,334.09 MiB/s"), "{text}");
     assert!(text.contains("Summary"), "{text}");
 }
@@ -191,4 +196,64 @@ fn bad_groups_are_named() {
         assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
         assert!(!stderr(&out).contains("panicked"));
     }
+}
+
+/// Every `N.NNx WORD` in the text, as (N.NN, WORD).
+fn factors(text: &str) -> Vec<(f64, String)> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words
+        .windows(2)
+        .filter_map(|w| {
+            let n = w[0].strip_suffix('x')?.parse::<f64>().ok()?;
+            Some((n, w[1].to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn native_runs_with_different_times_are_named_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    for time in ["1", "2"] {
+        let out = with_db(
+            &db,
+            &[
+                "cpu",
+                "--threads",
+                "1",
+                "--max-prime",
+                "2000",
+                "--time",
+                time,
+            ],
+        );
+        assert!(out.status.success(), "cpu --time {time}: {}", stderr(&out));
+    }
+    let out = compare(&db, &["1", "2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let note = text
+        .lines()
+        .find(|l| l.starts_with("note:") && l.contains("cpu ran with"))
+        .unwrap_or_else(|| panic!("no note names the setting that differs:\n{text}"));
+    assert!(note.contains("time 1 s in A (1), 2 s in B (2)"), "{note}");
+    assert!(!text.contains('{') && !text.contains("secs"), "{text}");
+    // One run each and no timeline: nothing is called faster or slower, and no
+    // factor below 1 carries a direction.
+    assert!(text.contains("not judged"), "{text}");
+    for (n, word) in factors(&text) {
+        assert!(
+            n >= 1.0 || !["faster", "slower", "better", "worse"].contains(&word.as_str()),
+            "{n}x {word} in\n{text}"
+        );
+    }
+    let c = json(&db, &["1", "2"]);
+    let notes = c["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .contains("time 1 s in A (1), 2 s in B (2)")),
+        "{notes:?}"
+    );
 }

@@ -389,3 +389,39 @@ fn limits_lists_the_promises() {
     );
     assert_eq!(run(&["limits", "nocloud"]).status.code(), Some(2));
 }
+
+/// Every row of `hostbench limits` says what the type promises, or in words why it
+/// promises nothing: no bare dash with a unit after it (`- MB/s`).
+#[test]
+fn every_limits_row_reads() {
+    let out = run(&["limits", "--disk-size", "500GiB"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for line in text.lines().skip(1).take_while(|l| !l.is_empty()) {
+        let cells: Vec<&str> = line
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        // provider, type, model, IOPS, throughput, then the two at-size figures.
+        let (iops, throughput) = (cells[3], cells[4]);
+        for cell in [iops, throughput] {
+            assert!(
+                cell.chars().any(|c| c.is_ascii_digit())
+                    || cell == "none published"
+                    || cell == "not on record",
+                "{line}"
+            );
+        }
+    }
+    let row = |kind: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(kind))
+            .unwrap_or_else(|| panic!("no {kind} row: {text}"))
+            .to_string()
+    };
+    assert!(row("cloud").contains("none published"), "{}", row("cloud"));
+    // AWS gp2 grows 3 IOPS per GiB from nothing: 1,500 at 500 GiB.
+    assert!(row("gp2").contains("min(3/GiB, 16000)"), "{}", row("gp2"));
+    assert!(row("gp2").contains("1,500"), "{}", row("gp2"));
+}

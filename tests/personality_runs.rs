@@ -183,7 +183,10 @@ fn guides_command_lines_compare_two_hosts_with_uncertainty() {
         .lines()
         .find(|l| l.contains("events per second"))
         .unwrap_or_else(|| panic!("{text}"));
-    assert!(eps.contains(" ± ") && eps.contains("x "), "{eps}");
+    assert!(
+        eps.contains(" ± ") && (eps.contains("x ") || eps.contains(" (×")),
+        "{eps}"
+    );
     assert!(text.contains("3 runs"), "{text}");
 
     let out = peer.hostbench(&["compare", "label:vm=a", "label:vm=b", "--json"]);
@@ -236,7 +239,7 @@ fn personality_and_native_runs_of_the_same_params_meet_and_others_are_refused() 
     let text = stdout(&out);
     assert!(
         text.lines()
-            .any(|l| l.contains("events per second") && l.contains("x ")),
+            .any(|l| l.contains("events per second") && (l.contains("x ") || l.contains(" (×"))),
         "{text}"
     );
 

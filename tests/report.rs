@@ -261,6 +261,7 @@ fn stored_runs_and_a_comparison_become_pages() {
         .find(|r| r["metric"] == "events_per_sec")
         .expect("events/s compared");
     let ratio = eps["ratios"][1]["ratio"].as_f64().unwrap();
+    let factor = eps["ratios"][1]["factor"].as_f64().unwrap();
     let verdict = eps["ratios"][1]["verdict"].as_str().unwrap().to_string();
     let md = stdout(&with_db(
         &db,
@@ -277,8 +278,13 @@ fn stored_runs_and_a_comparison_become_pages() {
         .lines()
         .find(|l| l.contains("| events per second |"))
         .unwrap_or_else(|| panic!("{md}"));
-    assert!(row.contains(&format!("{ratio:.2} ± ")), "{row}");
-    assert!(row.contains(&format!("x {verdict} |")), "{row}");
+    // A significant difference as its factor (at least 1), any other verdict first.
+    if ["faster", "slower"].contains(&verdict.as_str()) {
+        assert!(row.contains(&format!("{factor:.2} ± ")), "{row}");
+        assert!(row.contains(&format!("x {verdict} |")), "{row}");
+    } else {
+        assert!(row.contains(&format!("{verdict} (×{ratio:.2} ± ")), "{row}");
+    }
     assert!(md.contains("| cpu |"), "the per-area summary: {md}");
 
     let page = d.join("compare.html");

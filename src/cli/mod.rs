@@ -201,6 +201,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
             return ExitCode::from(e.exit_code() as u8);
         }
     };
+    crate::report::text::set_width(Some(history::terminal_width()));
     let result = match cli.command {
         Command::Run(a) => run::execute(a),
         Command::Cpu(a) => cpu::execute(a),

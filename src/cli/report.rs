@@ -64,10 +64,13 @@ fn read_outcomes(path: &PathBuf) -> Result<Vec<Outcome>, CliError> {
         ))
     };
     let value: serde_json::Value = serde_json::from_str(&text).map_err(bad)?;
-    match value.get("outcomes") {
-        Some(list) => serde_json::from_value(list.clone()).map_err(bad),
-        None => Ok(vec![serde_json::from_value(value).map_err(bad)?]),
-    }
+    let mut outcomes: Vec<Outcome> = match value.get("outcomes") {
+        Some(list) => serde_json::from_value(list.clone()).map_err(bad)?,
+        None => vec![serde_json::from_value(value).map_err(bad)?],
+    };
+    // A file written before percentiles were bounded can hold a p99.9 above the max.
+    outcomes.iter_mut().for_each(Outcome::bound_percentiles);
+    Ok(outcomes)
 }
 
 /// The store to read, or what to do when there is none yet.

@@ -221,17 +221,69 @@ pub fn main(args: &[String], record: &mut super::Record) -> ExitCode {
     }
 }
 
-/// iputils' per-reply time: 3 decimals below 1 ms, 2 below 10, 1 below 100, else none.
+/// iputils' per-reply time from whole µs: below 1 ms every µs (`0.089`); above, the
+/// ms rounded half up to 2 decimals, 1, then none, each width from the value that
+/// rounds up into it (9.995 ms prints `10.0`, 99.95 ms `100`).
 pub fn format_time(us: u64) -> String {
-    if us < 1000 {
-        format!("{}.{:03}", us / 1000, us % 1000)
-    } else if us < 10_000 {
-        format!("{:.2}", us as f64 / 1000.0)
-    } else if us < 100_000 {
-        format!("{:.1}", us as f64 / 1000.0)
+    if us >= 100_000 - 50 {
+        format!("{}", (us + 500) / 1000)
+    } else if us >= 10_000 - 5 {
+        let r = us + 50;
+        format!("{}.{}", r / 1000, r % 1000 / 100)
+    } else if us >= 1000 {
+        let r = us + 5;
+        format!("{}.{:02}", r / 1000, r % 1000 / 10)
     } else {
-        format!("{}", us / 1000)
+        ms3(us)
     }
+}
+
+/// iputils' summary figures, integer microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stats {
+    pub min_us: u64,
+    pub avg_us: u64,
+    pub max_us: u64,
+    pub mdev_us: u64,
+}
+
+/// iputils' summary arithmetic over whole-µs round trips: sums in doubles, `avg` the
+/// truncated mean, `mdev` the floor of the square root of the truncated variance,
+/// which it takes as `(tsum2 - tsum²/n) / n` (less rounding for small times) while
+/// tsum is below 2^31 µs and as `tsum2/n - avg²` beyond.
+pub fn stats(rtts_us: &[u64]) -> Option<Stats> {
+    let n = rtts_us.len() as f64;
+    let sum: f64 = rtts_us.iter().map(|&r| r as f64).sum();
+    let sum2: f64 = rtts_us.iter().map(|&r| (r as f64) * (r as f64)).sum();
+    let avg = (sum / n) as i64;
+    let var = if sum < f64::from(i32::MAX) {
+        ((sum2 - sum * sum / n) / n) as i64
+    } else {
+        (sum2 / n - (avg as f64) * (avg as f64)) as i64
+    };
+    Some(Stats {
+        min_us: *rtts_us.iter().min()?,
+        avg_us: avg as u64,
+        max_us: *rtts_us.iter().max()?,
+        mdev_us: isqrt(var.max(0) as u64),
+    })
+}
+
+/// The largest integer whose square is at most `v`.
+fn isqrt(v: u64) -> u64 {
+    let mut x = (v as f64).sqrt() as u64;
+    while x.checked_mul(x).is_none_or(|sq| sq > v) {
+        x -= 1;
+    }
+    while (x + 1).checked_mul(x + 1).is_some_and(|sq| sq <= v) {
+        x += 1;
+    }
+    x
+}
+
+/// The replies' round trips as iputils has them: whole µs.
+fn rtts_us(r: &PingResult) -> Vec<u64> {
+    r.replies.iter().map(Reply::rtt_us).collect()
 }
 
 /// `%ld.%03ld` of microseconds as milliseconds.
@@ -287,7 +339,7 @@ pub mod text {
                 "{}from {from} port {port}: tcp_seq={} time={} ms",
                 if r.refused { "refused " } else { "connected " },
                 r.seq,
-                format_time(r.rtt_us)
+                format_time(r.rtt_us())
             ),
             None => {
                 let ttl = r.ttl.map(|t| format!(" ttl={t}")).unwrap_or_default();
@@ -295,7 +347,7 @@ pub mod text {
                     "{} bytes from {from}: icmp_seq={}{ttl} time={} ms",
                     r.bytes,
                     r.seq,
-                    format_time(r.rtt_us)
+                    format_time(r.rtt_us())
                 )
             }
         }
@@ -308,9 +360,10 @@ pub mod text {
             r.transmitted,
             r.received(),
             g6(r.loss_percent()),
-            r.elapsed.as_millis()
+            // Rounded to the ms, as iputils does.
+            (r.elapsed.as_micros() + 500) / 1000
         );
-        if let Some(st) = r.stats() {
+        if let Some(st) = stats(&rtts_us(r)) {
             s += &format!(
                 "rtt min/avg/max/mdev = {}/{}/{}/{} ms\n",
                 ms3(st.min_us),
@@ -334,13 +387,67 @@ mod tests {
     #[test]
     fn formats() {
         assert_eq!(format_time(89), "0.089");
+        assert_eq!(format_time(999), "0.999");
         assert_eq!(format_time(1234), "1.23");
         assert_eq!(format_time(12345), "12.3");
         assert_eq!(format_time(123456), "123");
+        // iputils rounds half up, and a value that rounds into the next width takes it.
+        assert_eq!(format_time(1005), "1.01");
+        assert_eq!(format_time(9994), "9.99");
+        assert_eq!(format_time(9995), "10.0");
+        assert_eq!(format_time(10_050), "10.1");
+        assert_eq!(format_time(99_949), "99.9");
+        assert_eq!(format_time(99_950), "100");
+        assert_eq!(format_time(100_499), "100");
+        assert_eq!(format_time(100_500), "101");
         assert_eq!(ms3(194), "0.194");
         assert_eq!(g6(0.0), "0");
         assert_eq!(g6(20.0), "20");
         assert_eq!(g6(100.0 / 3.0), "33.3333");
+    }
+
+    #[test]
+    fn stats_as_iputils_computes_them() {
+        // Five replies: tsum 970, tsum2 369,900; (369900 - 970²/5) / 5 = 36,344; √ = 190.6.
+        let s = stats(&[40, 570, 120, 130, 110]).unwrap();
+        assert_eq!(
+            (s.min_us, s.avg_us, s.max_us, s.mdev_us),
+            (40, 194, 570, 190)
+        );
+        // Two replies 1 µs apart: the true mdev is 0.5 µs, which iputils' order of
+        // computation truncates to 0 (sum2/n - avg² in integers would give 6).
+        assert_eq!(stats(&[40, 41]).unwrap().mdev_us, 0);
+        // 100 µs apart: mdev 50.
+        assert_eq!(stats(&[100, 200]).unwrap().mdev_us, 50);
+        assert_eq!(stats(&[]), None);
+        assert_eq!(stats(&[7]).unwrap().mdev_us, 0);
+    }
+
+    #[test]
+    fn summary_in_whole_microseconds() {
+        let reply = |seq, rtt_ns| Reply {
+            seq,
+            rtt_ns,
+            ttl: Some(64),
+            bytes: 64,
+            refused: false,
+        };
+        let spec = p(&["127.0.0.1"]).unwrap().spec;
+        let r = PingResult {
+            target: "127.0.0.1".parse().unwrap(),
+            method: ping::Method::IcmpDgram,
+            transmitted: 2,
+            replies: vec![reply(1, 45_999), reply(2, 71_001)],
+            elapsed: Duration::from_micros(1_001_600),
+            interrupted: false,
+        };
+        let ip = r.target;
+        // Truncated to the µs as iputils' timestamps are, 3 decimals below 1 ms.
+        assert!(text::reply(&spec, ip, &r.replies[0]).ends_with("time=0.045 ms"));
+        assert!(text::summary(&spec, &r).ends_with(
+            "2 packets transmitted, 2 received, 0% packet loss, time 1002ms\n\
+             rtt min/avg/max/mdev = 0.045/0.058/0.071/0.013 ms\n"
+        ));
     }
 
     #[test]

@@ -277,6 +277,26 @@ mod tests {
         assert!((sd - 29_011.49).abs() < 0.01, "{sd}");
     }
 
+    proptest::proptest! {
+        /// fio's rule is its own: a bucket midpoint, never bounded by the extremes
+        /// (the personality prints a p99.99 above the max as fio does), but ordered,
+        /// and never beyond the buckets of the extremes.
+        #[test]
+        fn percentiles_are_ordered_bucket_midpoints(
+            ns in proptest::collection::vec(0u64..40_000_000_000, 1..400)
+        ) {
+            let mut h = FioHistogram::new();
+            ns.iter().for_each(|&v| h.record(v));
+            let ps: Vec<u64> = [50.0, 90.0, 95.0, 99.0, 99.9, 99.99]
+                .iter()
+                .map(|&p| h.percentile(p))
+                .collect();
+            let (lo, hi) = (value_of(bucket_of(h.min())), value_of(bucket_of(h.max())));
+            proptest::prop_assert!(ps.windows(2).all(|w| w[0] <= w[1]), "{ps:?}");
+            proptest::prop_assert!(lo <= ps[0] && ps[5] <= hi, "{lo} {ps:?} {hi}");
+        }
+    }
+
     #[test]
     fn merge_equals_recording_together() {
         let (mut a, mut b, mut all) = (

@@ -271,7 +271,8 @@ pub(crate) fn percentile_curve(lat: &Latency) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
     for (value, count) in &lat.buckets {
         seen += count;
-        out.push((x_of(seen as f64 / total as f64), value / 1e3));
+        // The top bucket can stand above the max (and the first below the min).
+        out.push((x_of(seen as f64 / total as f64), lat.bounded(*value) / 1e3));
     }
     out
 }

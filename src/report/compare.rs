@@ -1,11 +1,16 @@
 //! A comparison's figures in words, the same in every format: a row's cells, a
-//! value with its σ (`1.32 ± 0.04 ms`), a ratio (`2.18x faster`), a geometric mean.
-//! The arithmetic is `suite::compare`'s; the layouts are text.rs, markdown.rs and
-//! html.rs (its charts in charts.rs).
+//! value with its σ (`1.32 ± 0.04 ms`), a ratio, a geometric mean. The arithmetic is
+//! `suite::compare`'s; the layouts are text.rs, markdown.rs and html.rs (its charts
+//! in charts.rs).
+//!
+//! One convention everywhere: a significant difference is a factor of at least 1
+//! with its direction — `1.25x slower` (B takes 1.25 times as long, or does 1/1.25
+//! as much), `2.13x faster` — never `0.80x slower`. Any other verdict comes first,
+//! with the plain ratio B/A after a × (`no significant difference (×0.98 ± 0.04)`).
 
 use super::{metric_label, thousands};
 use crate::model::Unit;
-use crate::suite::compare::{Geomean, Ratio, Row, Stat};
+use crate::suite::compare::{Geomean, Ratio, Row, Stat, significant};
 
 pub use crate::suite::compare::letter;
 
@@ -54,24 +59,36 @@ pub fn stat_text(s: &Stat, unit: Unit) -> String {
     text
 }
 
-/// `2.18x faster`, `0.47 ± 0.02x faster`.
+/// `2.13 ± 0.02x faster`, `1.11x slower`; `same (×1.00)`, `not judged (×0.97)`.
 pub fn ratio_text(r: &Ratio) -> String {
-    let d = if r.ratio < 0.1 { 3 } else { 2 };
-    let mut text = format!("{:.*}", d, r.ratio);
-    if let Some(u) = r.uncertainty {
-        text += &format!(" ± {u:.d$}");
+    let relative = r.uncertainty.map(|u| u / r.ratio);
+    if significant(&r.verdict) {
+        format!("{}x {}", figure(r.factor, relative), r.verdict)
+    } else {
+        format!("{} (×{})", r.verdict, figure(r.ratio, relative))
     }
-    format!("{text}x {}", r.verdict)
 }
 
-/// `1.52 ± 0.04x better (6 metrics)`.
+/// `1.52 ± 0.04x better (6 metrics)`, `not judged (×0.99, 9 metrics)`.
 pub fn geomean_text(g: &Geomean) -> String {
-    let mut text = format!("{:.2}", g.speedup);
-    if let Some(u) = g.uncertainty {
-        text += &format!(" ± {u:.2}");
-    }
+    let relative = g.uncertainty.map(|u| u / g.speedup);
     let plural = if g.metrics == 1 { "" } else { "s" };
-    format!("{text}x {} ({} metric{plural})", g.verdict, g.metrics)
+    if significant(&g.verdict) {
+        let f = figure(g.factor, relative);
+        format!("{f}x {} ({} metric{plural})", g.verdict, g.metrics)
+    } else {
+        let f = figure(g.speedup, relative);
+        format!("{} (×{f}, {} metric{plural})", g.verdict, g.metrics)
+    }
+}
+
+/// `2.13 ± 0.02`: the value with its σ (relative to it), 3 decimals below 0.1.
+fn figure(value: f64, relative: Option<f64>) -> String {
+    let d = if value < 0.1 { 3 } else { 2 };
+    match relative {
+        Some(rel) => format!("{value:.d$} ± {:.d$}", value * rel),
+        None => format!("{value:.d$}"),
+    }
 }
 
 /// The divisor and unit name that keep a value readable (as `units::format_*` do).
@@ -113,6 +130,7 @@ mod tests {
             stddev,
             min: mean,
             max: mean,
+            noise: None,
         }
     }
 
@@ -142,6 +160,7 @@ mod tests {
             ratio: 2.178,
             uncertainty: Some(0.031),
             speedup: 2.178,
+            factor: 2.178,
             verdict: "faster".into(),
         };
         assert_eq!(ratio_text(&r), "2.18 ± 0.03x faster");
@@ -149,8 +168,59 @@ mod tests {
             ratio: 0.35,
             uncertainty: None,
             speedup: 1.0 / 0.35,
+            factor: 1.0 / 0.35,
             verdict: "faster".into(),
         };
-        assert_eq!(ratio_text(&r), "0.35x faster");
+        assert_eq!(ratio_text(&r), "2.86x faster");
+    }
+
+    /// Three quiet repeats a side, so the verdict is judged.
+    fn repeats(mean: f64) -> Stat {
+        Stat::of(&[mean * 0.999, mean, mean * 1.001]).unwrap()
+    }
+
+    #[test]
+    fn a_factor_below_one_is_never_called_slower_or_faster() {
+        use crate::model::Better;
+        use crate::suite::compare::Geomean;
+        // B does 0.9 of A's events: B takes 1.11 times as long.
+        let r = Ratio::of(
+            &repeats(1000.0),
+            &repeats(900.0),
+            Better::Higher,
+            Unit::EventsPerSec,
+        )
+        .unwrap();
+        assert_eq!(ratio_text(&r), "1.11 ± 0.00x slower");
+        // B's latency is 0.47 of A's: 2.13 times as fast.
+        let r = Ratio::of(
+            &repeats(1e6),
+            &repeats(0.47e6),
+            Better::Lower,
+            Unit::Nanoseconds,
+        )
+        .unwrap();
+        assert_eq!(ratio_text(&r), "2.13 ± 0.00x faster");
+        let worse = Ratio::of(
+            &repeats(1000.0),
+            &repeats(800.0),
+            Better::Higher,
+            Unit::Ratio,
+        )
+        .unwrap();
+        let g = Geomean::of(&[&worse]).unwrap();
+        assert_eq!(geomean_text(&g), "1.25 ± 0.00x worse (1 metric)");
+        // Inside the noise the ratio is given as it is, after the verdict.
+        let close = Ratio::of(
+            &Stat::of(&[1000.0, 1100.0, 900.0]).unwrap(),
+            &Stat::of(&[980.0, 1080.0, 880.0]).unwrap(),
+            Better::Higher,
+            Unit::EventsPerSec,
+        )
+        .unwrap();
+        assert_eq!(
+            ratio_text(&close),
+            "no significant difference (×0.98 ± 0.14)"
+        );
     }
 }

@@ -97,7 +97,8 @@ fn runs(title: &str, runs: &[StoredRun]) -> String {
         }
         if r.command == "run" {
             md.push_str("\n| area | result | verdict |\n|---|---|---|\n");
-            for line in crate::suite::run::summarise(&run.outcomes) {
+            let lines = crate::suite::run::stored(run);
+            for line in &lines {
                 let _ = writeln!(
                     md,
                     "| {} | {} | {} |",
@@ -105,6 +106,9 @@ fn runs(title: &str, runs: &[StoredRun]) -> String {
                     cell(&line.headline),
                     cell(&line.verdict)
                 );
+            }
+            if let Some(missing) = crate::suite::run::not_measured(&lines) {
+                let _ = writeln!(md, "\n{missing}");
             }
         }
         for o in &run.outcomes {
@@ -131,7 +135,9 @@ fn comparison(title: &str, c: &Comparison) -> String {
         );
     }
     if !c.areas.is_empty() && c.groups.len() > 1 {
-        md.push_str("\n## Summary\n\nGeometric mean of the speedups per area (above 1x: better than A).\n\n| area |");
+        md.push_str(
+            "\n## Summary\n\nGeometric mean of the speedups per area, against A.\n\n| area |",
+        );
         for i in 1..c.groups.len() {
             let _ = write!(md, " {} vs A |", letter(i));
         }
@@ -160,7 +166,7 @@ fn comparison(title: &str, c: &Comparison) -> String {
             let _ = write!(md, " {} |", letter(i));
             align.push_str("---:|");
             if i > 0 {
-                let _ = write!(md, " {}/A |", letter(i));
+                let _ = write!(md, " {} vs A |", letter(i));
                 align.push_str("---|");
             }
         }

@@ -1,9 +1,13 @@
 //! `hostbench compare`: stored runs side by side. Each group (a run, several runs, a
 //! host's runs or a label's runs) gives per metric a mean and, with repeats, a sample
 //! standard deviation. Each group is set against the first as a ratio of means with
-//! hyperfine's propagated uncertainty, `r · sqrt((σa/μa)² + (σb/μb)²)`, and the
-//! direction word comes from `Metric.better`. Per area, the geometric mean of the
-//! speedups (ratios turned so that above 1 is better, as PTS and SPEC do) sums it up.
+//! hyperfine's propagated uncertainty, `r · sqrt((σa/μa)² + (σb/μb)²)`, where σ/μ is
+//! a run's relative noise: the repeats' spread, else the single run's own timeline
+//! (`noise.rs`). A difference counts when it is beyond 1 % and beyond twice that
+//! uncertainty; then the direction word comes from `Metric.better`, otherwise it is
+//! `same`, `no significant difference`, or `not judged` when no noise is known. Per
+//! area, the geometric mean of the speedups (ratios turned so that above 1 is
+//! better, as PTS and SPEC do) sums it up. docs/store.md states the rule.
 //!
 //! Totals (`events`, `bytes_transferred`: they grow with the run's length), how long
 //! a side ran (`receiver_elapsed`) and the targets a run was given
@@ -15,7 +19,13 @@
 //! share their rows. Outcomes saved before params existed match by test name. A
 //! workload measured by several groups with different params is not a comparison:
 //! it is named with the parameter that differs, and when nothing else is left to
-//! compare, `compare` refuses.
+//! compare, `compare` refuses. Settings that are not params (how long a run ran) are
+//! compared all the same and named in a note (`settings.rs`).
+
+mod noise;
+mod settings;
+
+pub use noise::{Measured, Noise, NoiseSource};
 
 use crate::model::{Better, Metric, Outcome, Params, Unit};
 use crate::store::{StoredRun, outcome_test};
@@ -33,6 +43,20 @@ pub fn letter(i: usize) -> String {
 
 /// Ratios closer to 1 than this are reported as the same.
 pub const SAME_WITHIN: f64 = 0.01;
+
+/// A difference is significant beyond this many propagated σ (about 95 % for
+/// normal noise).
+pub const SIGNIFICANT_AT: f64 = 2.0;
+
+/// The verdicts that name no direction.
+pub const SAME: &str = "same";
+pub const NOT_SIGNIFICANT: &str = "no significant difference";
+pub const NOT_JUDGED: &str = "not judged";
+
+/// Whether a verdict names a direction (`faster`, `worse`...): a significant difference.
+pub fn significant(verdict: &str) -> bool {
+    matches!(verdict, "faster" | "slower" | "better" | "worse")
+}
 
 /// One side of the comparison: what the user named and the runs it stands for.
 #[derive(Debug, Clone)]
@@ -107,30 +131,71 @@ pub struct Stat {
     pub stddev: Option<f64>,
     pub min: f64,
     pub max: f64,
+    /// How noisy one run's figure is, relative: from the repeats' spread, else from
+    /// the single run's timeline; None when neither tells.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise: Option<Noise>,
 }
 
 impl Stat {
     pub fn of(values: &[f64]) -> Option<Self> {
-        if values.is_empty() {
+        let runs: Vec<Measured> = values.iter().map(|v| Measured::exact(*v)).collect();
+        Self::measured(&runs)
+    }
+
+    /// The runs' figures, with what each run's own timeline and resolution say of
+    /// its noise.
+    pub fn measured(runs: &[Measured]) -> Option<Self> {
+        if runs.is_empty() {
             return None;
         }
+        let values: Vec<f64> = runs.iter().map(|r| r.value).collect();
         let n = values.len();
         let mean = values.iter().sum::<f64>() / n as f64;
         let stddev = (n > 1).then(|| {
             (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
         });
+        let floor = runs.iter().map(|r| r.floor).fold(0.0, f64::max);
+        let noise = match (stddev, runs) {
+            (Some(sd), _) if mean != 0.0 => Some(Noise {
+                relative: (sd / mean).abs().max(floor),
+                from: NoiseSource::Repeats,
+            }),
+            (
+                None,
+                [
+                    Measured {
+                        timeline: Some(t), ..
+                    },
+                ],
+            ) => Some(Noise {
+                relative: t.max(floor),
+                from: NoiseSource::Timeline,
+            }),
+            _ => None,
+        };
         Some(Stat {
             n,
             mean,
             stddev,
             min: values.iter().copied().fold(f64::INFINITY, f64::min),
             max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            noise,
         })
     }
+}
 
-    fn relative_sd(&self) -> f64 {
-        self.stddev.map_or(0.0, |sd| sd / self.mean)
-    }
+/// The relative σ of B/A, hyperfine's `sqrt((σA/μA)² + (σB/μB)²)`. A side that
+/// tells nothing of its noise is taken to be as noisy as the other (the same
+/// measurement); None when neither tells.
+fn relative_uncertainty(a: &Stat, b: &Stat) -> Option<f64> {
+    let (x, y) = match (a.noise, b.noise) {
+        (Some(x), Some(y)) => (x.relative, y.relative),
+        (Some(x), None) => (x.relative, x.relative),
+        (None, Some(y)) => (y.relative, y.relative),
+        (None, None) => return None,
+    };
+    Some(x.hypot(y))
 }
 
 /// A group against the reference.
@@ -138,12 +203,16 @@ impl Stat {
 pub struct Ratio {
     /// value / reference value: 0.35 for a latency a third as long.
     pub ratio: f64,
-    /// ± one standard deviation of the ratio, when either side has repeats.
+    /// ± one standard deviation of the ratio, when the noise of either side is known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uncertainty: Option<f64>,
     /// The ratio turned so that above 1 is better (1 / ratio where lower is better).
     pub speedup: f64,
-    /// `faster`, `slower`, `better`, `worse`, `same` or `within noise`.
+    /// The speedup or its inverse, whichever is at least 1: the `2.86` of `2.86x
+    /// faster` and of `2.86x slower`.
+    pub factor: f64,
+    /// `faster`, `slower`, `better`, `worse` (significant), `same` (within 1 %), `no
+    /// significant difference` or `not judged` (no noise known).
     pub verdict: String,
 }
 
@@ -154,8 +223,7 @@ impl Ratio {
         if !ratio.is_finite() || ratio <= 0.0 {
             return None;
         }
-        let uncertainty = (a.stddev.is_some() || b.stddev.is_some())
-            .then(|| ratio * (a.relative_sd().powi(2) + b.relative_sd().powi(2)).sqrt());
+        let uncertainty = relative_uncertainty(a, b).map(|rel| ratio * rel);
         let speedup = match better {
             Better::Higher => ratio,
             Better::Lower => 1.0 / ratio,
@@ -164,6 +232,7 @@ impl Ratio {
             ratio,
             uncertainty,
             speedup,
+            factor: speedup.max(1.0 / speedup),
             verdict: verdict(speedup, ratio, uncertainty, speed_words(unit)).into(),
         })
     }
@@ -181,20 +250,21 @@ fn speed_words(unit: Unit) -> (&'static str, &'static str) {
     }
 }
 
+/// Within 1 % it is the same; beyond, a direction only when the difference is
+/// beyond `SIGNIFICANT_AT` times its uncertainty, and no verdict without one.
 fn verdict(
     speedup: f64,
     ratio: f64,
     uncertainty: Option<f64>,
     (up, down): (&'static str, &'static str),
 ) -> &'static str {
-    if (ratio - 1.0).abs() < SAME_WITHIN {
-        "same"
-    } else if uncertainty.is_some_and(|u| (ratio - 1.0).abs() <= u) {
-        "within noise"
-    } else if speedup > 1.0 {
-        up
-    } else {
-        down
+    let off = (ratio - 1.0).abs();
+    match uncertainty {
+        _ if off < SAME_WITHIN => SAME,
+        None => NOT_JUDGED,
+        Some(u) if off <= SIGNIFICANT_AT * u => NOT_SIGNIFICANT,
+        Some(_) if speedup > 1.0 => up,
+        Some(_) => down,
     }
 }
 
@@ -211,9 +281,12 @@ pub struct Geomean {
     /// Above 1: better than the reference.
     pub speedup: f64,
     /// ± one standard deviation, propagated from the metrics' uncertainties assuming
-    /// they are independent (metrics of one run are not, so read it as a lower bound).
+    /// they are independent (metrics of one run are not, so read it as a lower bound);
+    /// None unless every metric's is known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uncertainty: Option<f64>,
+    /// The speedup or its inverse, whichever is at least 1 (`1.25x worse`).
+    pub factor: f64,
     /// How many metrics it covers.
     pub metrics: usize,
     pub verdict: String,
@@ -228,7 +301,7 @@ impl Geomean {
         let log_mean = ratios.iter().map(|r| r.speedup.ln()).sum::<f64>() / n;
         let speedup = log_mean.exp();
         // d(ln r) = σr / r; the mean of n logs has σ = sqrt(Σ σ²) / n.
-        let uncertainty = ratios.iter().any(|r| r.uncertainty.is_some()).then(|| {
+        let uncertainty = ratios.iter().all(|r| r.uncertainty.is_some()).then(|| {
             let var: f64 = ratios
                 .iter()
                 .map(|r| (r.uncertainty.unwrap_or(0.0) / r.ratio).powi(2))
@@ -238,6 +311,7 @@ impl Geomean {
         Some(Geomean {
             speedup,
             uncertainty,
+            factor: speedup.max(1.0 / speedup),
             metrics: ratios.len(),
             verdict: verdict(speedup, speedup, uncertainty, ("better", "worse")).into(),
         })
@@ -310,8 +384,8 @@ fn keyed(o: &Outcome) -> Vec<(Key, &Metric)> {
 pub struct NothingInCommon(pub Vec<String>);
 
 /// Per metric key: its unit, direction, the test name first seen, and per group the
-/// values.
-type Table = BTreeMap<Key, (Unit, Better, Option<String>, Vec<Vec<f64>>)>;
+/// runs' figures.
+type Table = BTreeMap<Key, (Unit, Better, Option<String>, Vec<Vec<Measured>>)>;
 
 pub fn compare(groups: &[Group]) -> Result<Comparison, NothingInCommon> {
     let mut table: Table = BTreeMap::new();
@@ -328,7 +402,7 @@ pub fn compare(groups: &[Group]) -> Result<Comparison, NothingInCommon> {
                         )
                     });
                     if m.value.is_finite() {
-                        entry.3[g].push(m.value);
+                        entry.3[g].push(Measured::of(o, m));
                     }
                 }
             }
@@ -337,7 +411,7 @@ pub fn compare(groups: &[Group]) -> Result<Comparison, NothingInCommon> {
     let mut rows = Vec::new();
     let mut partial = 0;
     for (key, (unit, better, test, values)) in table {
-        let stats: Vec<Option<Stat>> = values.iter().map(|v| Stat::of(v)).collect();
+        let stats: Vec<Option<Stat>> = values.iter().map(|v| Stat::measured(v)).collect();
         let present = stats.iter().filter(|s| s.is_some()).count();
         if stats[0].is_none() || present < 2 {
             partial += 1;
@@ -418,6 +492,8 @@ pub fn compare(groups: &[Group]) -> Result<Comparison, NothingInCommon> {
         return Err(NothingInCommon(unmatched));
     }
     notes.extend(unmatched.into_iter().map(|u| format!("not compared: {u}")));
+    notes.extend(settings::differences(groups, &rows));
+    notes.extend(not_judged_note(&rows));
     name_tests(&mut rows);
     Ok(Comparison {
         schema_version: crate::model::SCHEMA_VERSION,
@@ -441,6 +517,37 @@ pub fn compare(groups: &[Group]) -> Result<Comparison, NothingInCommon> {
         areas,
         notes,
     })
+}
+
+/// How many rows have a ratio that could not be judged, and how to get a verdict:
+/// repeats always; a timeline, for the rates of cpu and memory runs that lacked one.
+fn not_judged_note(rows: &[Row]) -> Option<String> {
+    let unjudged: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.ratios.iter().flatten().any(|x| x.verdict == NOT_JUDGED))
+        .collect();
+    if unjudged.is_empty() {
+        return None;
+    }
+    let rates = unjudged.iter().any(|r| {
+        matches!(
+            r.unit,
+            Unit::EventsPerSec | Unit::OpsPerSec | Unit::BytesPerSec
+        ) && matches!(
+            r.key.workload.as_str(),
+            "cpu" | "memory" | "threads" | "mutex"
+        )
+    });
+    Some(format!(
+        "{} metric(s) not judged: one run a side and no per-second timeline of the figure, so \
+         its noise is unknown; compare repeats (e.g. 12,13,14 against 15,16,17){}",
+        unjudged.len(),
+        if rates {
+            ", or for rates runs made with --report-interval 1s"
+        } else {
+            ""
+        }
+    ))
 }
 
 /// Workloads (and tests) measured by the reference and another group that gave no
@@ -588,6 +695,7 @@ mod tests {
                 host: HostInfo::default(),
             },
             outcomes,
+            problems: Vec::new(),
         }
     }
 
@@ -640,7 +748,7 @@ mod tests {
         let r = eps.ratios[1].as_ref().unwrap();
         assert!(close(r.ratio, 772.42 / 354.62));
         assert_eq!(format!("{:.2}", r.ratio), "2.18");
-        assert_eq!(r.verdict, "faster");
+        assert_eq!(r.verdict, "not judged", "one run each, no timeline");
         assert!(r.uncertainty.is_none());
         let p95 = c
             .rows
@@ -650,7 +758,7 @@ mod tests {
         let r = p95.ratios[1].as_ref().unwrap();
         assert_eq!(format!("{:.2}", r.ratio), "0.47");
         assert!(close(r.speedup, 2.81 / 1.32));
-        assert_eq!(r.verdict, "faster", "a shorter latency is faster");
+        assert!(close(r.factor, 2.81 / 1.32), "a shorter latency is faster");
         let g = c.areas[0].geomean[1].as_ref().unwrap();
         assert_eq!(c.areas[0].area, "cpu");
         assert_eq!(g.metrics, 2);
@@ -658,7 +766,7 @@ mod tests {
             g.speedup,
             ((772.42f64 / 354.62) * (2.81 / 1.32)).sqrt()
         ));
-        assert_eq!(g.verdict, "better");
+        assert_eq!(g.verdict, "not judged");
     }
 
     #[test]
@@ -709,7 +817,7 @@ mod tests {
         assert!(close(g.speedup, (2.1f64 * 0.5).sqrt()));
         let u = g.speedup * ((expected / 2.1).powi(2)).sqrt() / 2.0;
         assert!(close(g.uncertainty.unwrap(), u));
-        assert_eq!(g.verdict, "within noise");
+        assert_eq!(g.verdict, "no significant difference");
     }
 
     #[test]
@@ -725,7 +833,10 @@ mod tests {
             .iter()
             .find(|r| r.key.metric == "events_per_sec")
             .unwrap();
-        assert_eq!(eps.ratios[1].as_ref().unwrap().verdict, "within noise");
+        assert_eq!(
+            eps.ratios[1].as_ref().unwrap().verdict,
+            "no significant difference"
+        );
         let p95 = c
             .rows
             .iter()
@@ -835,5 +946,227 @@ mod tests {
             1,
             "5000 is another row"
         );
+    }
+
+    /// A native cpu outcome as `hostbench cpu` stores it: its spec with the run's
+    /// limits, `time_s` seconds long.
+    fn native_cpu(eps: f64, time_s: u64, events: Option<u64>) -> Outcome {
+        let mut o = Outcome::new(
+            "cpu",
+            serde_json::json!({
+                "run": {
+                    "time": {"secs": time_s, "nanos": 0},
+                    "events": events,
+                    "report_interval": null,
+                    "layout": {"min_ns": 1.0, "max_ns": 1e11, "buckets": 2048}
+                },
+                "threads": [1, 2],
+                "max_prime": 10000,
+                "percentiles": []
+            }),
+            HostInfo::default(),
+        );
+        o.param("max-prime", 10000);
+        o.push(Metric::new("events_per_sec", eps, Unit::EventsPerSec).threads(1));
+        o
+    }
+
+    /// A memory outcome whose spec has sizes and counts.
+    fn memory_block(block: u64, total: u64, iterations: u64) -> Outcome {
+        let mut o = Outcome::new(
+            "memory",
+            serde_json::json!({
+                "mode": "block", "block_size": block, "total_size": total,
+                "iterations": iterations, "hugetlb": false, "seed": 7
+            }),
+            HostInfo::default(),
+        );
+        o.param("mode", "block");
+        o.push(Metric::new("ops_per_sec", 1e6, Unit::OpsPerSec).threads(1));
+        o
+    }
+
+    fn notes_of(a: Vec<Outcome>, b: Vec<Outcome>) -> Vec<String> {
+        cmp(&[group("a", vec![run(1, a)]), group("b", vec![run(2, b)])]).notes
+    }
+
+    #[test]
+    fn spec_settings_that_differ_are_named_in_peoples_words() {
+        let notes = notes_of(
+            vec![native_cpu(1000.0, 1, None)],
+            vec![native_cpu(1000.0, 3, Some(20000))],
+        );
+        let cpu = notes
+            .iter()
+            .find(|n| n.contains("cpu ran with"))
+            .unwrap_or_else(|| panic!("no note names cpu's settings: {notes:?}"));
+        assert!(cpu.contains("time 1 s in A (a), 3 s in B (b)"), "{cpu}");
+        assert!(
+            cpu.contains("events none in A (a), 20,000 in B (b)"),
+            "{cpu}"
+        );
+        let notes = notes_of(
+            vec![memory_block(4096, 1 << 30, 1000)],
+            vec![memory_block(1 << 20, 100 << 30, 20000)],
+        );
+        let mem = notes
+            .iter()
+            .find(|n| n.contains("memory"))
+            .unwrap_or_else(|| panic!("no note names memory's settings: {notes:?}"));
+        assert!(
+            mem.contains("block size 4 KiB in A (a), 1 MiB in B (b)"),
+            "{mem}"
+        );
+        assert!(
+            mem.contains("total size 1 GiB in A (a), 100 GiB in B (b)"),
+            "{mem}"
+        );
+        assert!(
+            mem.contains("iterations 1,000 in A (a), 20,000 in B (b)"),
+            "{mem}"
+        );
+    }
+
+    #[test]
+    fn no_note_shows_json_or_debug() {
+        let mut notes = notes_of(
+            vec![native_cpu(1000.0, 1, None), memory_block(4096, 1 << 30, 1)],
+            vec![native_cpu(1000.0, 2, None), memory_block(8192, 1 << 30, 1)],
+        );
+        notes.push(
+            compare(&[
+                group("a", vec![run(1, vec![with_prime(100.0, 20000)])]),
+                group("b", vec![run(2, vec![with_prime(100.0, 10000)])]),
+            ])
+            .unwrap_err()
+            .to_string(),
+        );
+        assert!(notes.len() >= 3, "{notes:?}");
+        for n in &notes {
+            assert!(
+                !n.contains(['{', '}', '"', '[']) && !n.contains("secs") && !n.contains('_'),
+                "{n}"
+            );
+        }
+    }
+
+    #[test]
+    fn settings_that_say_nothing_about_the_figures_are_not_named() {
+        // Same limits; only the seed, the histogram layout and the printed
+        // percentiles differ.
+        let a = native_cpu(1000.0, 1, None);
+        let mut b = native_cpu(1000.0, 1, None);
+        b.spec["run"]["layout"]["buckets"] = 1024.into();
+        b.spec["percentiles"] = serde_json::json!([95.0]);
+        b.spec["threads"] = serde_json::json!([1]);
+        let notes = notes_of(vec![a], vec![b]);
+        assert!(notes.iter().all(|n| !n.contains("ran with")), "{notes:?}");
+    }
+
+    /// Per-second samples of a cpu run at one thread, alternating around `mean` by
+    /// `spread` either way.
+    fn timeline(mean: f64, spread: f64, seconds: usize) -> Vec<crate::model::Sample> {
+        (0..seconds)
+            .map(|i| crate::model::Sample {
+                at_s: (i + 1) as f64,
+                span_s: 1.0,
+                values: BTreeMap::from([
+                    ("threads".to_string(), 1.0),
+                    (
+                        "events_per_sec".to_string(),
+                        mean + if i % 2 == 0 { spread } else { -spread },
+                    ),
+                ]),
+            })
+            .collect()
+    }
+
+    fn one_run_each(a: Outcome, b: Outcome) -> Comparison {
+        cmp(&[
+            group("a", vec![run(1, vec![a])]),
+            group("b", vec![run(2, vec![b])]),
+        ])
+    }
+
+    fn verdict_of(c: &Comparison, metric: &str) -> String {
+        let row = c.rows.iter().find(|r| r.key.metric == metric).unwrap();
+        row.ratios[1].as_ref().unwrap().verdict.clone()
+    }
+
+    #[test]
+    fn a_difference_inside_a_noisy_timeline_is_not_significant() {
+        // ±20 % from second to second over 10 s: a run's mean is good to about 6 %.
+        let mut a = cpu(1000.0, 1e6);
+        a.series = timeline(1000.0, 200.0, 10);
+        let mut b = cpu(1015.0, 1e6);
+        b.series = timeline(1015.0, 200.0, 10);
+        let c = one_run_each(a, b);
+        assert_eq!(
+            verdict_of(&c, "events_per_sec"),
+            "no significant difference"
+        );
+        let r = c.rows[0].ratios[1].as_ref().unwrap();
+        assert!(r.uncertainty.is_some_and(|u| u > 0.05), "{r:?}");
+    }
+
+    #[test]
+    fn a_difference_beyond_a_quiet_timeline_is_named() {
+        for (eps, word) in [(1200.0, "faster"), (800.0, "slower")] {
+            let mut a = cpu(1000.0, 1e6);
+            a.series = timeline(1000.0, 1.0, 10);
+            let mut b = cpu(eps, 1e6);
+            b.series = timeline(eps, 1.0, 10);
+            let c = one_run_each(a, b);
+            assert_eq!(verdict_of(&c, "events_per_sec"), word);
+        }
+    }
+
+    #[test]
+    fn one_run_each_without_a_timeline_is_not_judged() {
+        let c = one_run_each(cpu(1000.0, 1e6), cpu(970.0, 1.03e6));
+        assert_eq!(verdict_of(&c, "events_per_sec"), "not judged");
+        assert_eq!(verdict_of(&c, "latency_p95"), "not judged");
+        assert_eq!(
+            c.areas[0].geomean[1].as_ref().unwrap().verdict,
+            "not judged"
+        );
+        assert!(
+            c.notes
+                .iter()
+                .any(|n| n.contains("not judged") && n.contains("timeline")),
+            "{:?}",
+            c.notes
+        );
+        // A timeline measures the rate it samples, not the latencies.
+        let mut a = cpu(1000.0, 1e6);
+        a.series = timeline(1000.0, 1.0, 10);
+        let mut b = cpu(800.0, 2e6);
+        b.series = timeline(800.0, 1.0, 10);
+        let c = one_run_each(a, b);
+        assert_eq!(verdict_of(&c, "events_per_sec"), "slower");
+        assert_eq!(verdict_of(&c, "latency_p95"), "not judged");
+    }
+
+    #[test]
+    fn repeats_in_one_bucket_do_not_make_a_bucket_significant() {
+        use crate::measure::histogram::{Histogram, Layout};
+        let at = |bucket: usize| {
+            let mut o = cpu(1000.0, Layout::NATIVE.value_of(bucket));
+            let h = Histogram::new(Layout::NATIVE);
+            o.latency = Some(crate::model::Latency::from_histogram(&h, 0, 0, 0, &[95.0]));
+            o
+        };
+        let side = |name: &str, id: i64, bucket: usize| {
+            group(
+                name,
+                vec![run(id, vec![at(bucket)]), run(id + 1, vec![at(bucket)])],
+            )
+        };
+        // The same bucket in every run of a side: no spread, but one bucket apart is
+        // within the histogram's resolution.
+        let c = cmp(&[side("a", 1, 1000), side("b", 3, 1001)]);
+        assert_eq!(verdict_of(&c, "latency_p95"), "no significant difference");
+        let c = cmp(&[side("a", 1, 1000), side("b", 3, 1003)]);
+        assert_eq!(verdict_of(&c, "latency_p95"), "slower");
     }
 }

@@ -20,7 +20,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 use thiserror::Error;
 
-pub use super::summary::{Problem, Status, SummaryLine, summarise, summarise_with};
+pub use super::summary::{
+    Problem, Status, SummaryLine, heading, interrupted, not_measured, stored, summarise,
+    summarise_with,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -32,6 +35,17 @@ pub enum Profile {
     Standard,
     /// About an hour: long measurements that show throttling and noisy neighbours.
     Full,
+}
+
+impl Profile {
+    /// The name `--profile` takes, which the store keeps and the summary prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Quick => "quick",
+            Profile::Standard => "standard",
+            Profile::Full => "full",
+        }
+    }
 }
 
 /// One step of the job, ready to run.
@@ -333,6 +347,15 @@ mod tests {
             "{}",
             minutes(Profile::Full)
         );
+    }
+
+    /// The name the store keeps and the summary prints is the one `--profile` takes.
+    #[test]
+    fn profile_names_are_the_ones_clap_takes() {
+        use clap::ValueEnum;
+        for p in Profile::value_variants() {
+            assert_eq!(p.to_possible_value().unwrap().get_name(), p.name());
+        }
     }
 
     #[test]

@@ -22,7 +22,7 @@ use crate::measure::stop_requested;
 use crate::workload::disk::files;
 use crate::workload::disk::job::JobResult;
 use diskstats::DiskUtil;
-use execute::{lay_out, run_batch, summarise, warn_about_file_systems};
+use execute::{answered_in_submit, lay_out, run_batch, summarise, warn_about_file_systems};
 use jobfile::{Entry, Section};
 use plan::{Prepared, build_jobs, prepare};
 use stats::Report;
@@ -376,6 +376,9 @@ fn run(inv: &Invocation, record: &mut crate::compat::Record) -> Result<ExitCode,
         .filter_map(|w| w.finish())
         .collect();
     let (summary, outcomes) = summarise(&prepared, &finished, disks, global_options, start_ms);
+    for note in summary.reports.iter().flat_map(answered_in_submit) {
+        eprintln!("fio: note: {note}");
+    }
     for o in outcomes {
         record.keep(o);
     }

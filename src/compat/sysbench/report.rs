@@ -148,8 +148,10 @@ pub fn general_statistics(o: &Outcome, percentile: u32) -> String {
     if percentile == 0 {
         out += "         percentile stats:               disabled\n";
     } else {
+        // sysbench's rule: the bucket value itself, which can exceed the max printed
+        // above it (the model's percentiles are bounded by the extremes).
         let p = lat
-            .and_then(|l| l.percentile(percentile as f64))
+            .and_then(|l| l.histogram().percentile_ns(percentile as f64))
             .unwrap_or(0.0)
             / 1e6;
         out += &format!("        {percentile:3}th percentile: {p:27.2}\n");
@@ -203,5 +205,32 @@ mod tests {
             "       0.330 |***                                      1"
         );
         assert_eq!(lines[4], " ");
+    }
+
+    #[test]
+    fn the_percentile_is_sysbench_s_bucket_even_above_the_max() {
+        // 3.6 ms falls in the sysbench bucket of 3.62 ms: sysbench prints a 95th
+        // percentile of 3.62 under a max of 3.60, and so does the personality, though
+        // the model's percentile (native output, the store) is bounded at 3.60.
+        let mut h = Histogram::new(Layout::SYSBENCH);
+        h.record(3_600_000.0);
+        let lat =
+            crate::model::Latency::from_histogram(&h, 3_600_000, 3_600_000, 3_600_000, &[95.0]);
+        assert_eq!(lat.percentile(95.0), Some(3_600_000.0));
+        let mut o = Outcome::new(
+            "cpu",
+            serde_json::Value::Null,
+            crate::host::HostInfo::detect(),
+        );
+        o.latency = Some(lat);
+        let text = general_statistics(&o, 95);
+        assert!(
+            text.contains("         max:                                    3.60\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("         95th percentile:                        3.62\n"),
+            "{text}"
+        );
     }
 }

@@ -1,8 +1,10 @@
 //! Round trips to a host: ICMP echo over an unprivileged datagram socket where
 //! `net.ipv4.ping_group_range` allows it, a raw socket otherwise (root or CAP_NET_RAW),
 //! or TCP-connect timing to a port, which needs no privilege (reference §5.1).
-//! Statistics follow iputils: integer microseconds, `mdev` the population standard
-//! deviation computed as iputils does.
+//! Round trips are timed to the nanosecond and the outcome's figures are exact: the
+//! mean, and `mdev` the population standard deviation (iputils' definition). The ping
+//! personality prints iputils' integer-microsecond arithmetic from the same replies
+//! (`compat/ping.rs`).
 
 use super::{Family, NetError};
 use crate::measure::histogram::{Histogram, Layout};
@@ -52,7 +54,7 @@ pub struct PingSpec {
 #[derive(Debug, Clone, Copy)]
 pub struct Reply {
     pub seq: u64,
-    pub rtt_us: u64,
+    pub rtt_ns: u64,
     pub ttl: Option<u8>,
     pub bytes: usize,
     /// TCP: the port refused (RST) — still a round trip.
@@ -69,13 +71,22 @@ pub struct PingResult {
     pub interrupted: bool,
 }
 
-/// iputils' summary figures, integer microseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stats {
-    pub min_us: u64,
-    pub avg_us: u64,
-    pub max_us: u64,
-    pub mdev_us: u64,
+impl Reply {
+    /// Whole microseconds, as iputils times a round trip (its timestamps are µs).
+    pub fn rtt_us(&self) -> u64 {
+        self.rtt_ns / 1000
+    }
+}
+
+/// The round trips' figures in ns, exact (no bucket): `mdev` is the population
+/// standard deviation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rtt {
+    pub min_ns: u64,
+    pub mean_ns: f64,
+    pub max_ns: u64,
+    pub mdev_ns: f64,
+    pub sum_ns: u128,
 }
 
 impl PingResult {
@@ -93,41 +104,25 @@ impl PingResult {
         }
     }
 
-    pub fn stats(&self) -> Option<Stats> {
-        stats(&self.replies.iter().map(|r| r.rtt_us).collect::<Vec<_>>())
+    /// None when no reply came.
+    pub fn rtt(&self) -> Option<Rtt> {
+        let ns: Vec<u64> = self.replies.iter().map(|r| r.rtt_ns).collect();
+        let sum_ns: u128 = ns.iter().map(|&v| u128::from(v)).sum();
+        let as_f64: Vec<f64> = ns.iter().map(|&v| v as f64).collect();
+        let (mean_ns, mdev_ns) = crate::measure::stats::mean_stddev(&as_f64);
+        Some(Rtt {
+            min_ns: *ns.iter().min()?,
+            mean_ns,
+            max_ns: *ns.iter().max()?,
+            mdev_ns,
+            sum_ns,
+        })
     }
 }
 
-/// avg = tsum / n, mdev = isqrt(tsum2 / n - avg^2), all in integer µs, as iputils.
-pub fn stats(rtts_us: &[u64]) -> Option<Stats> {
-    if rtts_us.is_empty() {
-        return None;
-    }
-    let n = rtts_us.len() as u128;
-    let sum: u128 = rtts_us.iter().map(|&r| u128::from(r)).sum();
-    let sum2: u128 = rtts_us.iter().map(|&r| u128::from(r) * u128::from(r)).sum();
-    let avg = sum / n;
-    let var = (sum2 / n).saturating_sub(avg * avg);
-    Some(Stats {
-        min_us: *rtts_us.iter().min().expect("non-empty"),
-        avg_us: avg as u64,
-        max_us: *rtts_us.iter().max().expect("non-empty"),
-        mdev_us: isqrt(var) as u64,
-    })
-}
-
-fn isqrt(v: u128) -> u128 {
-    if v < 2 {
-        return v;
-    }
-    let mut x = (v as f64).sqrt() as u128;
-    while x * x > v {
-        x -= 1;
-    }
-    while (x + 1) * (x + 1) <= v {
-        x += 1;
-    }
-    x
+/// Nanoseconds since `t`, saturating (a round trip never needs more than u64).
+fn ns_since(t: Instant) -> u64 {
+    u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Picks the method: ICMP datagram, else raw, else an error naming `--tcp PORT`.
@@ -340,6 +335,8 @@ fn run_icmp(spec: &PingSpec, ip: IpAddr, observer: &dyn Observer) -> Result<Ping
             transmitted += 1;
             let seq16 = (transmitted & 0xffff) as u16;
             let pkt = echo_request(v6, id, seq16, spec.size);
+            // The clock starts before the send, as iputils stamps the packet before it.
+            let sent = Instant::now();
             // SAFETY: sendto reads pkt and the address we built.
             let rc = unsafe {
                 libc::sendto(
@@ -352,7 +349,7 @@ fn run_icmp(spec: &PingSpec, ip: IpAddr, observer: &dyn Observer) -> Result<Ping
                 )
             };
             if rc >= 0 {
-                sent_at.insert(seq16, (transmitted, Instant::now()));
+                sent_at.insert(seq16, (transmitted, sent));
             }
             last_sent = Instant::now();
             next += spec.interval;
@@ -376,7 +373,7 @@ fn run_icmp(spec: &PingSpec, ip: IpAddr, observer: &dyn Observer) -> Result<Ping
         if let Some((n, at)) = sent_at.remove(&seq) {
             let r = Reply {
                 seq: n,
-                rtt_us: at.elapsed().as_micros() as u64,
+                rtt_ns: ns_since(at),
                 ttl,
                 bytes,
                 refused: false,
@@ -419,7 +416,7 @@ fn run_tcp(
         )
         .map_err(|e| NetError::io("TCP socket", e))?;
         let outcome = s.connect_timeout(&addr.into(), spec.timeout);
-        let rtt_us = t.elapsed().as_micros() as u64;
+        let rtt_ns = ns_since(t);
         let refused = match &outcome {
             Ok(()) => {
                 // Close with RST: no TIME_WAIT left behind per probe.
@@ -431,7 +428,7 @@ fn run_tcp(
         };
         let r = Reply {
             seq: transmitted,
-            rtt_us,
+            rtt_ns,
             ttl: None,
             bytes: 0,
             refused,
@@ -461,8 +458,8 @@ pub fn to_outcome(spec: &PingSpec, r: &PingResult) -> Outcome {
     o.elapsed_s = r.elapsed.as_secs_f64();
     o.interrupted = r.interrupted;
     push_counts(r, &mut o);
-    if let Some(s) = r.stats() {
-        push_rtt(r, &s, &mut o);
+    if let Some(rtt) = r.rtt() {
+        push_rtt(r, &rtt, &mut o);
     }
     push_notes(r, &mut o);
     o
@@ -510,16 +507,16 @@ fn push_counts(r: &PingResult, o: &mut Outcome) {
 }
 
 /// iputils' four figures, then the percentiles of every reply, all in ns.
-fn push_rtt(r: &PingResult, s: &Stats, o: &mut Outcome) {
-    for (name, us) in [
-        ("rtt_min", s.min_us),
-        ("rtt_avg", s.avg_us),
-        ("rtt_max", s.max_us),
-        ("rtt_mdev", s.mdev_us),
+fn push_rtt(r: &PingResult, rtt: &Rtt, o: &mut Outcome) {
+    for (name, ns) in [
+        ("rtt_min", rtt.min_ns as f64),
+        ("rtt_avg", rtt.mean_ns),
+        ("rtt_max", rtt.max_ns as f64),
+        ("rtt_mdev", rtt.mdev_ns),
     ] {
-        o.push(Metric::new(name, us as f64 * 1e3, Unit::Nanoseconds));
+        o.push(Metric::new(name, ns, Unit::Nanoseconds));
     }
-    let latency = latency(r, s);
+    let latency = latency(r, rtt);
     for p in &latency.percentiles {
         let name = format!("rtt_p{}", super::outcome::trim(p.p));
         o.push(Metric::new(&name, p.ns, Unit::Nanoseconds));
@@ -527,17 +524,16 @@ fn push_rtt(r: &PingResult, s: &Stats, o: &mut Outcome) {
     o.latency = Some(latency);
 }
 
-fn latency(r: &PingResult, s: &Stats) -> Latency {
+fn latency(r: &PingResult, rtt: &Rtt) -> Latency {
     let mut h = Histogram::new(Layout::NATIVE);
     for rep in &r.replies {
-        h.record(rep.rtt_us as f64 * 1e3);
+        h.record(rep.rtt_ns as f64);
     }
-    let sum_ns: u128 = r.replies.iter().map(|x| x.rtt_us as u128 * 1000).sum();
     Latency::from_histogram(
         &h,
-        s.min_us * 1000,
-        s.max_us * 1000,
-        sum_ns,
+        rtt.min_ns,
+        rtt.max_ns,
+        rtt.sum_ns,
         &STANDARD_PERCENTILES,
     )
 }
@@ -560,18 +556,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stats_as_iputils_computes_them() {
-        // From the reference's run: 0.040/0.194/0.570/0.199 ms for five replies.
-        let s = stats(&[40, 570, 120, 130, 110]).unwrap();
-        assert_eq!((s.min_us, s.max_us, s.avg_us), (40, 570, 194));
-        // mdev: isqrt(sum2/n - avg^2) in integer µs.
-        let sum2: u128 = [40u128, 570, 120, 130, 110].iter().map(|x| x * x).sum();
-        assert_eq!(u128::from(s.mdev_us), isqrt(sum2 / 5 - 194 * 194));
-        assert_eq!(stats(&[]), None);
-        assert_eq!(stats(&[7]).unwrap().mdev_us, 0);
-    }
-
-    #[test]
     fn outcome_of_five_replies() {
         let spec = PingSpec {
             host: "10.0.0.2".into(),
@@ -582,9 +566,9 @@ mod tests {
             size: 100,
             tcp_port: None,
         };
-        let reply = |seq, rtt_us| Reply {
+        let reply = |seq, rtt_ns| Reply {
             seq,
-            rtt_us,
+            rtt_ns,
             ttl: Some(64),
             bytes: 108,
             refused: false,
@@ -593,7 +577,7 @@ mod tests {
             target: "10.0.0.2".parse().unwrap(),
             method: Method::IcmpDgram,
             transmitted: 6,
-            replies: [40, 570, 120, 130, 110]
+            replies: [40_123, 570_000, 120_456, 130_000, 110_000]
                 .iter()
                 .enumerate()
                 .map(|(i, &us)| reply(i as u64 + 1, us))
@@ -604,13 +588,24 @@ mod tests {
         let o = to_outcome(&spec, &r);
         let m = |n: &str| o.metric(n, None).unwrap().value;
         assert_eq!(o.workload, "ping");
-        assert_eq!(m("rtt_min"), 40_000.0);
-        assert_eq!(m("rtt_avg"), 194_000.0);
+        // To the nanosecond, not whole microseconds.
+        assert_eq!(m("rtt_min"), 40_123.0);
+        assert_eq!(m("rtt_avg"), 194_115.8);
         assert_eq!(m("rtt_max"), 570_000.0);
-        assert_eq!(
-            m("rtt_mdev"),
-            stats(&[40, 570, 120, 130, 110]).unwrap().mdev_us as f64 * 1e3
+        // The population standard deviation, exact.
+        let values = [40_123.0, 570_000.0, 120_456.0, 130_000.0, 110_000.0];
+        let var = values
+            .iter()
+            .map(|v| (v - 194_115.8f64).powi(2))
+            .sum::<f64>()
+            / 5.0;
+        assert!(
+            (m("rtt_mdev") - var.sqrt()).abs() < 1e-6,
+            "{}",
+            m("rtt_mdev")
         );
+        // The top percentiles stand on the max's bucket, but never above the max.
+        assert!(m("rtt_p99.9") <= m("rtt_max") && m("rtt_p50") >= m("rtt_min"));
         assert!((m("loss_ratio") - 1.0 / 6.0).abs() < 1e-12);
         assert!(m("rtt_p50") >= 110_000.0 && m("rtt_p50") <= 130_000.0 * 1.05);
         assert!(o.metric("rtt_p99", None).unwrap().better == crate::model::Better::Lower);

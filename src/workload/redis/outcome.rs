@@ -10,9 +10,8 @@ use super::load::{LoadResult, LoadSpec, Mix};
 use super::lockstep::{LockstepResult, LockstepSpec};
 use crate::host::HostInfo;
 use crate::measure::cputime::CpuTime;
-use crate::measure::hdr::HdrHistogram;
-use crate::measure::histogram::{Histogram, Layout};
-use crate::model::{CpuUse, Latency, Metric, Outcome, Percentile, Sample, Unit};
+use crate::measure::histogram::Histogram;
+use crate::model::{CpuUse, Latency, Metric, Outcome, Sample, Unit};
 use std::collections::BTreeMap;
 
 pub const PERCENTILES: [f64; 6] = [50.0, 90.0, 95.0, 99.0, 99.9, 99.99];
@@ -176,14 +175,9 @@ pub fn build(spec: &LoadSpec, result: &LoadResult, cpu: CpuTime, host: HostInfo)
     if let Some(rate) = spec.rate {
         o.push(Metric::new("target_ops_per_sec", rate, Unit::OpsPerSec));
     }
-    for p in METRIC_PERCENTILES {
-        if let Some(ns) = m.corrected.percentile_ns(p) {
-            o.push(Metric::new(
-                &format!("latency_p{}", pct(p)),
-                ns,
-                Unit::Nanoseconds,
-            ));
-        }
+    let lat = latency(&m.corrected, m.min_ns, m.max_ns, m.sum_ns);
+    if lat.count > 0 {
+        push_percentiles(&mut o, "latency", &lat);
     }
     if m.max_ns > 0 {
         o.push(Metric::new(
@@ -193,8 +187,13 @@ pub fn build(spec: &LoadSpec, result: &LoadResult, cpu: CpuTime, host: HostInfo)
         ));
     }
     if spec.rate.is_some() {
+        // Only its max is kept: bounded above (an uncorrected time is never longer
+        // than the corrected one of the same request, so the corrected min is no floor).
         for p in METRIC_PERCENTILES {
-            if let Some(ns) = m.uncorrected.percentile_ns(p) {
+            if let Some(ns) = m
+                .uncorrected
+                .percentile_within(p, 0.0, m.uncorrected_max_ns as f64)
+            {
                 o.push(Metric::new(
                     &format!("uncorrected_latency_p{}", pct(p)),
                     ns,
@@ -217,7 +216,8 @@ pub fn build(spec: &LoadSpec, result: &LoadResult, cpu: CpuTime, host: HostInfo)
                 .unwrap_or("")
                 .to_uppercase();
             o.push(Metric::new("ops_per_sec", *n as f64 / secs, Unit::OpsPerSec).variant(&name));
-            if let Some(ns) = h.percentile_ns(99.0) {
+            // Within the extremes of all commands: none is kept per command.
+            if let Some(ns) = h.percentile_within(99.0, lat.min_ns, lat.max_ns) {
                 o.push(Metric::new("latency_p99", ns, Unit::Nanoseconds).variant(&name));
             }
         }
@@ -225,7 +225,7 @@ pub fn build(spec: &LoadSpec, result: &LoadResult, cpu: CpuTime, host: HostInfo)
     if let Some(m) = cpu_per_op(cpu, count) {
         o.push(m);
     }
-    o.latency = Some(latency(&m.corrected, m.min_ns, m.max_ns, m.sum_ns));
+    o.latency = Some(lat);
 
     let whole = result.elapsed.as_secs() as usize;
     o.series = m
@@ -347,19 +347,10 @@ pub fn lockstep(
         Unit::Count,
     ));
     if !h.is_empty() {
-        for p in METRIC_PERCENTILES {
-            o.push(Metric::new(
-                &format!("latency_p{}", pct(p)),
-                h.value_at_percentile(p) as f64 * 1e3,
-                Unit::Nanoseconds,
-            ));
-        }
-        o.push(Metric::new(
-            "latency_max",
-            h.max() as f64 * 1e3,
-            Unit::Nanoseconds,
-        ));
-        o.latency = Some(hdr_latency(h));
+        let lat = Latency::from_hdr(h, &PERCENTILES);
+        push_percentiles(&mut o, "latency", &lat);
+        o.push(Metric::new("latency_max", lat.max_ns, Unit::Nanoseconds));
+        o.latency = Some(lat);
     }
     if let Some(m) = cpu_per_op(cpu, result.finished) {
         o.push(m);
@@ -433,31 +424,16 @@ fn lockstep_spec_json(spec: &LockstepSpec, test: LockstepTest<'_>) -> serde_json
     })
 }
 
-/// The HDR histogram (µs) as the model's latency (ns): its percentiles as
-/// redis-benchmark reads them, its buckets moved to the native layout.
-fn hdr_latency(h: &HdrHistogram) -> Latency {
-    let mut native = Histogram::new(Layout::NATIVE);
-    for (us, count) in h.buckets() {
-        let i = Layout::NATIVE.bucket_of(us as f64 * 1e3);
-        native.counts[i] += count;
-    }
-    let count = h.len();
-    let mean_ns = h.mean() * 1e3;
-    Latency {
-        count,
-        min_ns: h.min() as f64 * 1e3,
-        mean_ns,
-        max_ns: h.max() as f64 * 1e3,
-        sum_ns: mean_ns * count as f64,
-        percentiles: PERCENTILES
-            .iter()
-            .map(|&p| Percentile {
-                p,
-                ns: h.value_at_percentile(p) as f64 * 1e3,
-            })
-            .collect(),
-        layout: Layout::NATIVE,
-        buckets: native.nonempty().collect(),
+/// `NAME_p50`, `NAME_p99`, `NAME_p99.9` from the latency's (bounded) percentiles.
+fn push_percentiles(o: &mut Outcome, name: &str, lat: &Latency) {
+    for p in METRIC_PERCENTILES {
+        if let Some(ns) = lat.percentile(p) {
+            o.push(Metric::new(
+                &format!("{name}_p{}", pct(p)),
+                ns,
+                Unit::Nanoseconds,
+            ));
+        }
     }
 }
 
@@ -476,6 +452,7 @@ fn latency(h: &Histogram, min: u64, max: u64, sum: u128) -> Latency {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::hdr::HdrHistogram;
     use crate::workload::redis::conn::{Endpoint, Setup};
     use crate::workload::redis::load::Measured as Raw;
     use std::time::Duration;

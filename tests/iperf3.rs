@@ -502,15 +502,17 @@ fn a_client_queued_during_a_test_is_served_not_reset() {
     let _ = child.wait();
 }
 
-/// A client that connects and never sends its cookie: the server gives up after its
+/// A client that sends its cookie and then nothing: the server gives up after its
 /// 10 s step and says so in words, not "Resource temporarily unavailable (os error 11)".
 #[test]
 fn our_server_names_what_timed_out() {
+    use std::io::Write;
     let port = free_port();
     let mut c = common::hostbench();
     c.args(["iperf3", "-s", "-1", "-p", &port.to_string()]);
     let server = Server::start(c);
-    let silent = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut silent = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    silent.write_all(&[b'q'; 37]).unwrap();
     let mut child = server.child;
     let t = Instant::now();
     while child.try_wait().unwrap().is_none() {
@@ -522,9 +524,41 @@ fn our_server_names_what_timed_out() {
     }
     let err = common::stderr(&child.wait_with_output().unwrap());
     assert!(
-        err.contains("iperf3: error - unable to receive cookie: nothing came within 10 s"),
+        err.contains(
+            "iperf3: error - unable to receive parameters from client: nothing came within 10 s"
+        ),
         "{err}"
     );
     assert!(!err.contains("os error"), "{err}");
     drop(silent);
+}
+
+/// Connections that never send a cookie wait beside the next client instead of in
+/// front of it (each used to hold the one-test server for 10 s): a stock client runs
+/// its test at once behind twenty of them.
+#[test]
+fn silent_connections_do_not_hold_our_server() {
+    if !have_iperf3() {
+        return;
+    }
+    let port = free_port();
+    let mut c = common::hostbench();
+    c.args(["iperf3", "-s", "-p", &port.to_string()]);
+    let server = Server::start(c);
+    let silent: Vec<_> = (0..20)
+        .map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let t = Instant::now();
+    let o = stock_client(port, &["-t", "1"]);
+    assert!(
+        common::stdout(&o).contains("iperf Done."),
+        "{}",
+        common::stderr(&o)
+    );
+    assert!(t.elapsed() < Duration::from_secs(9), "{:?}", t.elapsed());
+    drop(silent);
+    let mut child = server.child;
+    let _ = child.kill();
+    let _ = child.wait();
 }

@@ -121,8 +121,6 @@ pub enum Iperf3Error {
     BindAddress { bind: String },
     #[error("unable to accept connection from client: {0}")]
     AcceptControl(#[source] io::Error),
-    #[error("unable to receive cookie: {0}")]
-    ReceiveCookie(#[source] io::Error),
     #[error("unable to receive parameters from client: {0}")]
     ReceiveParams(#[source] WireError),
     /// No data moved for the receive timeout, or the test outlived its length by 40 s.

@@ -13,7 +13,7 @@ use super::output::{self, Closing, Line, SERVER_BANNER};
 use super::{Options, Out};
 use crate::measure::cputime::CpuTime;
 use crate::workload::net::Family;
-use crate::workload::net::iperf3::connect::{self, STEP, deny, listen, read_cookie};
+use crate::workload::net::iperf3::connect::{self, Arrivals, STEP, deny, listen};
 use crate::workload::net::iperf3::engine::{Engine, Row};
 use crate::workload::net::iperf3::result::{self, CpuStart};
 use crate::workload::net::iperf3::streams::{SendLimits, Stream};
@@ -43,6 +43,7 @@ fn listen_addr(o: &Options) -> Result<SocketAddr, Iperf3Error> {
 pub fn run(o: &Options, out: &Out) -> Result<(), Iperf3Error> {
     let addr = listen_addr(o)?;
     let listener = listen(addr)?;
+    let mut arrivals = Arrivals::default();
     let mut test_no = 1;
     loop {
         if !o.json {
@@ -51,7 +52,7 @@ pub fn run(o: &Options, out: &Out) -> Result<(), Iperf3Error> {
                 o.port
             ));
         }
-        let Some(ctl) = accept_control(&listener, o.idle_timeout)? else {
+        let Some(ctl) = accept_control(&listener, &mut arrivals, o.idle_timeout)? else {
             if crate::measure::stop_requested() {
                 return Ok(());
             }
@@ -73,27 +74,25 @@ pub fn run(o: &Options, out: &Out) -> Result<(), Iperf3Error> {
     }
 }
 
+/// The next client: the first connection to send a whole cookie. Silent ones wait
+/// beside it without delaying it, and are closed after `STEP`; the others are told
+/// the server is busy, since its test starts now.
 fn accept_control(
     l: &TcpListener,
+    arrivals: &mut Arrivals,
     idle: Option<Duration>,
-) -> Result<Option<TcpStream>, Iperf3Error> {
-    l.set_nonblocking(true).map_err(Iperf3Error::Control)?;
+) -> Result<Option<(TcpStream, [u8; wire::COOKIE_SIZE])>, Iperf3Error> {
     let start = Instant::now();
     loop {
-        match l.accept() {
-            Ok((s, _)) => {
-                let _ = s.set_nonblocking(false);
-                let _ = s.set_nodelay(true);
-                return Ok(Some(s));
-            }
-            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
-                if crate::measure::stop_requested() || idle.is_some_and(|i| start.elapsed() >= i) {
-                    return Ok(None);
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Err(e) => return Err(Iperf3Error::AcceptControl(e)),
+        if let Some((s, cookie)) = arrivals.next(l).map_err(Iperf3Error::AcceptControl)? {
+            arrivals.deny_all();
+            let _ = s.set_nodelay(true);
+            return Ok(Some((s, cookie)));
         }
+        if crate::measure::stop_requested() || idle.is_some_and(|i| start.elapsed() >= i) {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -103,10 +102,10 @@ fn serve_one(
     out: &Out,
     listener: &TcpListener,
     addr: SocketAddr,
-    ctl: TcpStream,
+    (ctl, cookie): (TcpStream, [u8; wire::COOKIE_SIZE]),
 ) -> Result<(), Iperf3Error> {
     let intervals = Intervals::new(o, out);
-    let mut s = Session::handshake(o, out, &intervals, ctl)?;
+    let mut s = Session::handshake(o, out, &intervals, ctl, cookie)?;
     let streams = s.open_streams(listener, addr)?;
     let mut test = s.start_test(streams)?;
     let ended = s.watch(&mut test, listener);
@@ -152,16 +151,18 @@ impl Running {
 }
 
 impl<'a> Session<'a> {
-    /// The cookie and the parameters; a client whose parameters do not parse gets
+    /// The parameters, after the cookie; a client whose parameters do not parse gets
     /// SERVER_ERROR.
     fn handshake(
         o: &'a Options,
         out: &'a Out,
         intervals: &'a Intervals<'a>,
         mut ctl: TcpStream,
+        cookie: [u8; wire::COOKIE_SIZE],
     ) -> Result<Session<'a>, Iperf3Error> {
         let peer = ctl.peer_addr().map_err(Iperf3Error::Control)?;
-        let cookie = read_cookie(&mut ctl).map_err(Iperf3Error::ReceiveCookie)?;
+        ctl.set_read_timeout(Some(STEP))
+            .map_err(Iperf3Error::Control)?;
         wire::write_state(&mut ctl, wire::PARAM_EXCHANGE).map_err(Iperf3Error::Control)?;
         let params = wire::read_json(&mut ctl, wire::MAX_PARAMS_JSON)
             .map_err(|e| e.timed_out(STEP, ""))

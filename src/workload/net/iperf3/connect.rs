@@ -200,12 +200,98 @@ pub fn listen(addr: SocketAddr) -> Result<TcpListener, ConnectError> {
     Ok(s.into())
 }
 
-pub fn read_cookie(s: &mut TcpStream) -> io::Result<[u8; wire::COOKIE_SIZE]> {
-    s.set_read_timeout(Some(STEP))?;
-    let mut c = [0u8; wire::COOKIE_SIZE];
-    s.read_exact(&mut c)
-        .map_err(|e| wire::timed_out(e, STEP, ""))?;
-    Ok(c)
+/// Connections accepted on the iperf3 port whose 37-byte cookie is still coming in.
+/// Each is read without blocking, so a silent one delays no other; one that has not
+/// sent its cookie within `STEP` of its accept is closed.
+#[derive(Default)]
+pub struct Arrivals {
+    waiting: Vec<Arriving>,
+}
+
+struct Arriving {
+    stream: TcpStream,
+    got: Vec<u8>,
+    until: Instant,
+}
+
+/// Connections whose cookie is awaited at once, at most (the oldest is turned away).
+const MAX_ARRIVING: usize = 1024;
+
+impl Arrivals {
+    /// Accepts whatever the listener has queued, reads what has come, and returns the
+    /// first connection with a whole cookie (blocking again), if one has.
+    pub fn next(
+        &mut self,
+        listener: &TcpListener,
+    ) -> io::Result<Option<(TcpStream, [u8; wire::COOKIE_SIZE])>> {
+        listener.set_nonblocking(true)?;
+        loop {
+            match listener.accept() {
+                Ok((stream, _)) => self.admit(stream),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let now = Instant::now();
+        let mut i = 0;
+        while i < self.waiting.len() {
+            match self.waiting[i].read() {
+                Some(true) => {
+                    let a = self.waiting.remove(i);
+                    let cookie: [u8; wire::COOKIE_SIZE] = a.got.try_into().expect("a whole cookie");
+                    a.stream.set_nonblocking(false)?;
+                    return Ok(Some((a.stream, cookie)));
+                }
+                Some(false) if now < self.waiting[i].until => i += 1,
+                // Closed, failed, or silent too long: gone without a word.
+                _ => drop(self.waiting.remove(i)),
+            }
+        }
+        Ok(None)
+    }
+
+    fn admit(&mut self, stream: TcpStream) {
+        if stream.set_nonblocking(true).is_err() {
+            return;
+        }
+        if self.waiting.len() >= MAX_ARRIVING {
+            deny(self.waiting.remove(0).stream);
+        }
+        self.waiting.push(Arriving {
+            stream,
+            got: Vec::with_capacity(wire::COOKIE_SIZE),
+            until: Instant::now() + STEP,
+        });
+    }
+
+    /// Turns away every connection still waiting: a test is starting (iperf3 answers
+    /// any other client ACCESS_DENIED while it runs one).
+    pub fn deny_all(&mut self) {
+        for a in self.waiting.drain(..) {
+            deny(a.stream);
+        }
+    }
+}
+
+impl Arriving {
+    /// Some(true) once the cookie is whole, Some(false) while it is still coming,
+    /// None when the connection closed or failed.
+    fn read(&mut self) -> Option<bool> {
+        let mut buf = [0u8; wire::COOKIE_SIZE];
+        let need = wire::COOKIE_SIZE - self.got.len();
+        match self.stream.read(&mut buf[..need]) {
+            Ok(0) => None,
+            Ok(n) => {
+                self.got.extend_from_slice(&buf[..n]);
+                Some(self.got.len() == wire::COOKIE_SIZE)
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
+                Some(false)
+            }
+            Err(_) => None,
+        }
+    }
 }
 
 /// Refuses a connection that is not part of the running test.
@@ -229,50 +315,44 @@ pub fn accept_streams(
     } else {
         (0..n).map(|_| p.reverse).collect()
     };
+    let mut arrivals = Arrivals::default();
+    let deadline = Instant::now() + STEP;
     let mut streams = Vec::new();
     for (i, sender) in roles.iter().enumerate() {
         let socket = if p.udp {
             let more = i + 1 < roles.len();
             Socket::Udp(udp_accept(&mut next_udp, addr, p, more)?)
         } else {
-            Socket::Tcp(tcp_accept(listener, p, cookie)?)
+            Socket::Tcp(tcp_accept(listener, &mut arrivals, p, cookie, deadline)?)
         };
         let s = Stream::new(wire::stream_id(i), *sender, socket).map_err(ConnectError::Socket)?;
         streams.push(Arc::new(s));
     }
+    // Other clients that came meanwhile: the server is busy.
+    arrivals.deny_all();
     Ok(streams)
 }
 
+/// The test's next TCP stream: the next connection that presents its cookie. Any
+/// other cookie is another client's (or a stranger's), and is told the server is busy.
 fn tcp_accept(
     listener: &TcpListener,
+    arrivals: &mut Arrivals,
     p: &Params,
     cookie: &[u8; wire::COOKIE_SIZE],
+    deadline: Instant,
 ) -> Result<TcpStream, ConnectError> {
-    listener
-        .set_nonblocking(true)
-        .map_err(ConnectError::Socket)?;
-    let deadline = Instant::now() + STEP;
     while Instant::now() < deadline {
-        match listener.accept() {
-            Ok((mut s, _)) => {
-                let _ = s.set_nonblocking(false);
-                match read_cookie(&mut s) {
-                    Ok(c) if c == *cookie => {
-                        let _ = s.set_read_timeout(None);
-                        // The window still caps what this end advertises and sends;
-                        // the client's own MSS and window shaped the handshake.
-                        apply_tcp_opts(&socket2::SockRef::from(&s), p)
-                            .map_err(ConnectError::SocketOptions)?;
-                        return Ok(s);
-                    }
-                    // Another client, or a stranger: the server is busy.
-                    _ => deny(s),
-                }
+        match arrivals.next(listener).map_err(ConnectError::Accept)? {
+            Some((s, c)) if c == *cookie => {
+                // The window still caps what this end advertises and sends; the
+                // client's own MSS and window shaped the handshake.
+                apply_tcp_opts(&socket2::SockRef::from(&s), p)
+                    .map_err(ConnectError::SocketOptions)?;
+                return Ok(s);
             }
-            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            Err(e) => return Err(ConnectError::Accept(e)),
+            Some((s, _)) => deny(s),
+            None => std::thread::sleep(Duration::from_millis(2)),
         }
     }
     Err(ConnectError::StreamsTimeout)

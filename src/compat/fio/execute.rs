@@ -242,8 +242,8 @@ fn report_outcome(report: &Report, p: &Prepared, globals: &[(String, String)]) -
         }),
     };
     let mut o = disk_outcome::outcome(&ran, &report.result);
-    for note in answered_in_submit(report) {
-        o.note(note);
+    if let Some((answered, ops, call)) = answered_in_submit(report) {
+        o.note(answered_note(answered, ops, call));
     }
     if report.jobs > p.targets.len() {
         o.note(format!(
@@ -254,38 +254,35 @@ fn report_outcome(report: &Report, p: &Prepared, globals: &[(String, String)]) -
     o
 }
 
-/// Per direction, why clat can read below a microsecond on a disk: the device
-/// answered some requests before the call that submitted them returned, and fio
-/// starts clat at that return (reference/disk.md 1.6), so their clat is only the
-/// wait to be reaped and the device's time is in their slat. The figures keep
-/// fio's rule (fio 3.33 prints the same minimum on the same disk); this says where
-/// they come from.
-pub(super) fn answered_in_submit(report: &Report) -> Vec<String> {
+/// Requests the device answered before the call that submitted them returned,
+/// of all the report's requests, and that call's name; `None` when there were none.
+/// fio starts clat at that return (reference/disk.md 1.6), so their clat is only
+/// the wait to be reaped and the device's time is in their slat: the figures keep
+/// fio's rule (fio 3.33 prints the same minimum on the same disk), and
+/// [`answered_note`] says where they come from.
+pub(super) fn answered_in_submit(report: &Report) -> Option<(u64, u64, &'static str)> {
     let call = match report.result.engine {
         EngineKind::IoUring => "io_uring_enter",
         EngineKind::Libaio => "io_submit",
-        _ => return Vec::new(),
+        _ => return None,
     };
-    let dirs = [
-        ("reads", &report.result.read),
-        ("writes", &report.result.write),
-    ];
-    dirs.iter()
-        .filter_map(|(what, d)| {
-            let n = d.fio.as_ref()?.answered_in_submit;
-            (n > 0).then(|| {
-                format!(
-                    "job '{}': {} of {} {what} ({:.2} %) were complete before the {call} call submitting them returned: \
-                     fio starts clat at that return, so for these the device's time is in slat and clat is only the wait \
-                     to be reaped (which is how clat can read below a microsecond); lat is each request's whole time",
-                    report.name,
-                    crate::units::thousands(n as f64, 0),
-                    crate::units::thousands(d.ops as f64, 0),
-                    100.0 * n as f64 / d.ops.max(1) as f64
-                )
-            })
-        })
-        .collect()
+    let (r, w) = (&report.result.read, &report.result.write);
+    let answered = |d: &job::DirStats| d.fio.as_ref().map_or(0, |f| f.answered_in_submit);
+    let n = answered(r) + answered(w);
+    (n > 0).then_some((n, r.ops + w.ops, call))
+}
+
+/// Why clat can read below a microsecond on a disk, for `answered` of `ops` requests.
+pub(super) fn answered_note(answered: u64, ops: u64, calls: &str) -> String {
+    format!(
+        "{} of {} requests ({:.2} %) were complete before the {calls} call submitting them returned: \
+         fio starts clat at that return, so for these the device's time is in slat and clat is only \
+         the wait to be reaped (which is how clat can read below a microsecond); lat is each \
+         request's whole time",
+        crate::units::thousands(answered as f64, 0),
+        crate::units::thousands(ops as f64, 0),
+        100.0 * answered as f64 / ops.max(1) as f64
+    )
 }
 
 /// The reports fio prints, and one outcome per report to keep.

@@ -22,7 +22,9 @@ use crate::measure::stop_requested;
 use crate::workload::disk::files;
 use crate::workload::disk::job::JobResult;
 use diskstats::DiskUtil;
-use execute::{answered_in_submit, lay_out, run_batch, summarise, warn_about_file_systems};
+use execute::{
+    answered_in_submit, answered_note, lay_out, run_batch, summarise, warn_about_file_systems,
+};
 use jobfile::{Entry, Section};
 use plan::{Prepared, build_jobs, prepare};
 use stats::Report;
@@ -284,6 +286,28 @@ fn apply_slice(jobs: &mut [plan::Job], slice: Option<Duration>) {
     }
 }
 
+/// One line on stderr for the whole run when the device answered requests before
+/// their submission call returned (the figures stay fio's; see `answered_note`).
+fn note_answered_in_submit(summary: &Summary) {
+    let found: Vec<(u64, u64, &str)> = summary
+        .reports
+        .iter()
+        .filter_map(answered_in_submit)
+        .collect();
+    if found.is_empty() {
+        return;
+    }
+    let answered = found.iter().map(|f| f.0).sum();
+    let ops = found.iter().map(|f| f.1).sum();
+    let mut calls: Vec<&str> = found.iter().map(|f| f.2).collect();
+    calls.sort_unstable();
+    calls.dedup();
+    eprintln!(
+        "fio: note: {}",
+        answered_note(answered, ops, &calls.join(" or "))
+    );
+}
+
 fn run(inv: &Invocation, record: &mut crate::compat::Record) -> Result<ExitCode, Failure> {
     let (mut jobs, global_options) = build_jobs(inv)?;
     apply_slice(&mut jobs, record.slice);
@@ -376,9 +400,7 @@ fn run(inv: &Invocation, record: &mut crate::compat::Record) -> Result<ExitCode,
         .filter_map(|w| w.finish())
         .collect();
     let (summary, outcomes) = summarise(&prepared, &finished, disks, global_options, start_ms);
-    for note in summary.reports.iter().flat_map(answered_in_submit) {
-        eprintln!("fio: note: {note}");
-    }
+    note_answered_in_submit(&summary);
     for o in outcomes {
         record.keep(o);
     }

@@ -500,9 +500,12 @@ mod aio {
                     (*std::ptr::addr_of!((*ring).head).cast::<AtomicU32>()).load(Ordering::Acquire);
                 let tail =
                     (*std::ptr::addr_of!((*ring).tail).cast::<AtomicU32>()).load(Ordering::Acquire);
+                if head >= nr || tail >= nr {
+                    return;
+                }
                 let events = ring.cast::<u8>().add(header as usize).cast::<IoEvent>();
                 let mut i = head;
-                while i != tail && i < nr {
+                while i != tail {
                     slots.push(events.add(i as usize).read_volatile().data as usize);
                     i = (i + 1) % nr;
                 }

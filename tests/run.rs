@@ -46,6 +46,11 @@ fn bounded(mut cmd: Command, limit: Duration) -> Output {
     }
 }
 
+/// From the summary's heading to the end of a text report.
+fn summary_text(text: &str) -> &str {
+    &text[text.find("Summary (").unwrap_or(0)..]
+}
+
 fn summary_line<'a>(v: &'a Value, area: &str) -> &'a Value {
     v["summary"]
         .as_array()
@@ -265,6 +270,14 @@ fn unreachable_redis_fails_its_step_and_the_rest_is_kept_and_saved() {
     for workload in ["\"cpu\"", "\"disk\"", "\"net\"", "\"index\""] {
         assert!(text.contains(workload), "{workload} not stored");
     }
+    // And the failed step with the reason the run printed.
+    let problems = stored["problems"]
+        .as_array()
+        .expect("the failed step is kept");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0]["area"], "redis");
+    assert_eq!(problems[0]["status"], "failed");
+    assert_eq!(problems[0]["reason"], redis["verdict"]);
 }
 
 #[test]
@@ -314,6 +327,16 @@ fn ctrl_c_stops_cleanly_and_saves_what_finished() {
     assert!(shown.status.success(), "{}", stderr(&shown));
     let stored: Value = serde_json::from_slice(&shown.stdout).unwrap();
     assert!(stored.to_string().contains("events_per_sec"), "{stored}");
+    // The interruption is kept with the run, and `show` prints its line again.
+    assert!(
+        stored["problems"].as_array().is_some_and(|p| p
+            .iter()
+            .any(|p| p["area"] == "run" && p["status"] == "interrupted")),
+        "{}",
+        stored["problems"]
+    );
+    let text = stdout(&run(&["show", "last", "--db", db.to_str().unwrap()]));
+    assert_eq!(summary_text(&text), summary_text(&rest));
     // The disk step's files are gone even though the run was cut short.
     let left: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()

@@ -825,6 +825,38 @@ mod tests {
     use super::*;
     use crate::report::soak::tests::soak;
 
+    /// The run's summary at a width: no line wider, every area there, and the last
+    /// line naming what was not measured.
+    #[test]
+    fn run_summary_fits_its_width_and_ends_with_what_was_not_measured() {
+        use crate::store::{StepProblem, StepStatus};
+        let mut cpu = Outcome::new("cpu", serde_json::json!({}), HostInfo::default());
+        cpu.push(
+            crate::model::Metric::new("events_per_sec", 1385.0, Unit::EventsPerSec).threads(1),
+        );
+        let skipped = StepProblem {
+            step: "redis".into(),
+            area: "redis".into(),
+            status: StepStatus::Skipped,
+            reason: crate::suite::redis_server::not_installed_on("ID=debian\n"),
+        };
+        let lines = crate::suite::run::summarise_with(&[cpu], &[skipped]);
+        let table = SummaryTable::areas(crate::suite::run::heading(Some("quick")), &lines);
+        for width in [50, 72, 100] {
+            let text = summary_table_at(&table, Some(width));
+            assert!(text.lines().all(|l| l.chars().count() <= width), "{text}");
+            assert!(text.starts_with("Summary (quick profile)\n"), "{text}");
+            assert!(
+                text.lines()
+                    .any(|l| l.starts_with("  redis ") && l.contains(" skipped ")),
+                "{text}"
+            );
+            assert_eq!(text.lines().last(), Some("Not measured: redis (skipped)."));
+        }
+        let whole = summary_table_at(&table, None);
+        assert!(whole.contains("install it (apt install redis-server), or give --redis URL"));
+    }
+
     #[test]
     fn soak_timeline_and_summary() {
         let s = soak();

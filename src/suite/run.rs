@@ -21,8 +21,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 pub use super::summary::{
-    Problem, Status, SummaryLine, heading, interrupted, not_measured, stored, summarise,
-    summarise_with,
+    Status, SummaryLine, heading, interrupted, not_measured, stored, summarise, summarise_with,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]

@@ -68,9 +68,6 @@ impl SummaryLine {
     }
 }
 
-/// A step that did not produce its area's result, as the run saw it.
-pub type Problem = StepProblem;
-
 /// The job interrupted by Ctrl-C: its own line, after the areas.
 pub fn interrupted() -> StepProblem {
     StepProblem {

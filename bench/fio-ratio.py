@@ -64,7 +64,7 @@ def hostbench(rw, bs, depth, engine):
         return fio(rw, bs, depth, engine, binary=(HOSTBENCH, "fio"))
     out = subprocess.run(
         [HOSTBENCH, "disk", "--dir", DIR, "--size", SIZE, "--pattern", rw, "--bs", bs.upper(),
-         "--iodepth", str(depth), "--engine", engine, "--runtime", f"{TIME}s", "--ramp", "1s", "--json"],
+         "--iodepth", str(depth), "--engine", engine, "--time", f"{TIME}s", "--warmup", "1s", "--json"],
         check=True, capture_output=True, text=True).stdout
     o = json.loads(out)["outcomes"][0]
     m = {x["name"]: x["value"] for x in o["metrics"]}

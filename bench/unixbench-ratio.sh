@@ -68,7 +68,7 @@ hostbench_rate() {
         awk -F'|' '/^COUNT/ {c = $2} END {print c}'
       return ;;
   esac
-  "$HOSTBENCH" index --quick --seconds "$secs" -i 1 --copies 1 --tests "$t" --dir "$work" --json |
+  "$HOSTBENCH" index --quick --time "$secs" --iterations 1 --copies 1 --tests "$t" --dir "$work" --json |
     sed -n 's/^ *"result": \([0-9.e+]*\),$/\1/p' | head -1
 }
 

@@ -38,6 +38,83 @@ pub struct DiskOffer {
     pub notes: String,
 }
 
+impl DiskOffer {
+    /// The IOPS formula as `hostbench limits` shows it, or why there is none.
+    pub fn iops_text(&self) -> String {
+        formula_text(
+            self.iops_base,
+            self.iops_per_gib,
+            self.iops_max,
+            self.iops_floor,
+        )
+        .unwrap_or_else(|| self.missing_figure())
+    }
+
+    /// The throughput formula in the provider's unit, or why there is none.
+    pub fn throughput_text(&self) -> String {
+        let unit = self.mbps_unit.as_deref().unwrap_or("MB/s");
+        formula_text(
+            self.mbps_base,
+            self.mbps_per_gib,
+            self.mbps_max,
+            self.mbps_floor,
+        )
+        .map_or_else(|| self.missing_figure(), |f| format!("{f} {unit}"))
+    }
+
+    /// A type without a figure either publishes none (`model = "none"`) or its
+    /// figure was not found when the data was made: say which, never a bare dash.
+    fn missing_figure(&self) -> String {
+        if self.model == "none" {
+            "none published".into()
+        } else {
+            "not on record".into()
+        }
+    }
+
+    /// What this offer promises a disk of `bytes`; `None` when it promises nothing
+    /// at that size (no figures, beyond its sizes, or another tier holds the size).
+    pub fn at_size(&self, bytes: u64) -> Option<Promise> {
+        let gib = bytes as f64 / (1u64 << 30) as f64;
+        if self.model == "fixed-tier" {
+            // Tiers are chosen by size: only the tier that holds the disk applies.
+            let base = self.kind.split_whitespace().next().unwrap_or(&self.kind);
+            let p = promise(&format!("{}:{base}:{bytes}", self.provider)).ok()?;
+            return (p.kind == self.kind).then_some(p);
+        }
+        evaluate(self, gib, None, None).ok()
+    }
+}
+
+/// `max(100, min(3/GiB, 16000))`: how a figure grows with the disk's size, floor
+/// and cap included; `None` when the offer has no figure at all.
+fn formula_text(
+    base: Option<f64>,
+    per_gib: Option<f64>,
+    max: Option<f64>,
+    floor: Option<f64>,
+) -> Option<String> {
+    let per = per_gib.filter(|p| *p > 0.0);
+    let grows = match (base, per) {
+        (Some(b), Some(p)) => Some(format!("{b} + {p}/GiB")),
+        (None, Some(p)) => Some(format!("{p}/GiB")),
+        _ => None,
+    };
+    let text = match (grows, base, max) {
+        (Some(g), _, Some(m)) => format!("min({g}, {m})"),
+        (Some(g), _, None) => g,
+        (None, Some(b), Some(m)) if b == m => format!("{b}"),
+        (None, Some(b), Some(m)) => format!("{b} (up to {m})"),
+        (None, Some(b), None) => format!("{b}"),
+        (None, None, Some(m)) => format!("up to {m}"),
+        (None, None, None) => return None,
+    };
+    Some(match floor {
+        Some(f) => format!("max({f}, {text})"),
+        None => text,
+    })
+}
+
 #[derive(Deserialize)]
 struct File {
     disk: Vec<DiskOffer>,
@@ -218,13 +295,15 @@ fn linear(
     floor: Option<f64>,
     gib: f64,
 ) -> Option<(f64, String)> {
-    let base = base?;
     let per = per_gib.unwrap_or(0.0);
+    // A figure that only grows with the size (AWS gp2's 3 IOPS per GiB) has no base;
+    // one with neither is only a cap ("up to"), which promises nothing.
+    let base = base.or((per > 0.0).then_some(0.0))?;
     let mut v = base + per * gib;
-    let mut text = if per > 0.0 {
-        format!("{base} + {per} × {gib} GiB")
-    } else {
-        format!("{base}")
+    let mut text = match (base > 0.0, per > 0.0) {
+        (true, true) => format!("{base} + {per} × {gib} GiB"),
+        (false, true) => format!("{per} × {gib} GiB"),
+        _ => format!("{base}"),
     };
     if let Some(m) = max {
         v = v.min(m);
@@ -428,6 +507,65 @@ mod tests {
                 evaluate(o, gib, None, None).unwrap();
             }
         }
+    }
+
+    #[test]
+    fn every_offer_says_what_it_promises_or_why_not() {
+        for o in offers() {
+            for (what, text) in [("IOPS", o.iops_text()), ("throughput", o.throughput_text())] {
+                let said = text.chars().any(|c| c.is_ascii_digit())
+                    || ["none published", "not on record"].contains(&text.as_str());
+                assert!(said, "{} {} {what}: '{text}'", o.provider, o.kind);
+            }
+            // A floor the data has is part of the formula shown.
+            if let Some(f) = o.iops_floor {
+                assert!(
+                    o.iops_text().starts_with(&format!("max({f}, ")),
+                    "{}",
+                    o.kind
+                );
+            }
+        }
+        let retired = offers().into_iter().find(|o| o.kind == "cloud").unwrap();
+        assert_eq!(retired.throughput_text(), "none published");
+        let gp2 = offers().into_iter().find(|o| o.kind == "gp2").unwrap();
+        assert_eq!(gp2.iops_text(), "max(100, min(3/GiB, 16000))");
+    }
+
+    #[test]
+    fn figures_that_only_grow_with_the_size_are_promised() {
+        // AWS gp2: 3 IOPS per GiB, at least 100; throughput at least 128 MiB/s,
+        // 0.75 MiB/s per GiB, at most 250.
+        let p = promise("aws:gp2:500GiB").unwrap();
+        assert_eq!(p.iops, Some(1500.0));
+        assert_eq!(p.bytes_per_sec, Some(250.0 * 1048576.0));
+        assert_eq!(promise("aws:gp2:10GiB").unwrap().iops, Some(100.0));
+        // GCP pd-ssd: 30 per GiB with a floor of 6000.
+        assert_eq!(promise("gcp:pd-ssd:100GiB").unwrap().iops, Some(6000.0));
+        assert_eq!(promise("gcp:pd-ssd:1TiB").unwrap().iops, Some(30720.0));
+        // Only a cap ("up to 190 MB/s") promises nothing.
+        assert_eq!(
+            promise("tencent:CLOUD_BSSD:100GiB").unwrap().bytes_per_sec,
+            None
+        );
+    }
+
+    #[test]
+    fn a_tier_applies_only_at_the_sizes_it_holds() {
+        let tiers: Vec<DiskOffer> = offers()
+            .into_iter()
+            .filter(|o| o.kind.starts_with("Premium_LRS "))
+            .collect();
+        let holding: Vec<&str> = tiers
+            .iter()
+            .filter(|o| o.at_size(100 << 30).is_some())
+            .map(|o| o.kind.as_str())
+            .collect();
+        assert_eq!(holding.len(), 1, "{holding:?}");
+        assert_eq!(
+            promise("azure:Premium_LRS:100GiB").unwrap().kind,
+            holding[0]
+        );
     }
 
     #[test]

@@ -299,16 +299,7 @@ fn a_failing_save_leaves_nothing_half_written() {
 
 fn disk_args<'a>(dir: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut v = vec![
-        "disk",
-        "--dir",
-        dir,
-        "--size",
-        "8M",
-        "--tests",
-        "randread",
-        "--runtime",
-        "200ms",
-        "--ramp",
+        "disk", "--dir", dir, "--size", "8M", "--tests", "randread", "--time", "200ms", "--warmup",
         "0s",
     ];
     v.extend_from_slice(extra);

@@ -15,9 +15,9 @@ fn disk_json(dir: &Path, extra: &[&str]) -> Value {
         dir.to_str().unwrap(),
         "--size",
         "16M",
-        "--runtime",
+        "--time",
         "1s",
-        "--ramp",
+        "--warmup",
         "200ms",
         "--json",
     ];
@@ -107,7 +107,7 @@ fn custom_pattern_and_buffered() {
             "--rwmix",
             "50",
             "--buffered",
-            "--jobs",
+            "--threads",
             "2",
         ],
     );
@@ -174,7 +174,7 @@ fn ctrl_c_removes_the_files() {
             "16M",
             "--tests",
             "randread",
-            "--runtime",
+            "--time",
             "30s",
             "--json",
         ])
@@ -262,7 +262,7 @@ fn throttled_device_measures_its_limit() {
             limit_file,
             limit,
             &format!(
-                "disk --dir {} --size 64M --tests {test} --runtime 4s --ramp 1s --json",
+                "disk --dir {} --size 64M --tests {test} --time 4s --warmup 1s --json",
                 dir.path().display()
             ),
         );
@@ -326,16 +326,7 @@ fn expect_checks_a_providers_promise() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let base = [
-        "disk",
-        "--dir",
-        d,
-        "--size",
-        "16M",
-        "--tests",
-        "randread",
-        "--runtime",
-        "1s",
-        "--ramp",
+        "disk", "--dir", d, "--size", "16M", "--tests", "randread", "--time", "1s", "--warmup",
         "200ms",
     ];
     // A promise far above any disk: measured as a small share, so exit 1.
@@ -381,7 +372,7 @@ fn expect_checks_a_providers_promise() {
 
 #[test]
 fn limits_lists_the_promises() {
-    let out = run(&["limits", "tencent", "--size", "100GiB"]);
+    let out = run(&["limits", "tencent", "--disk-size", "100GiB"]);
     assert!(out.status.success());
     let text = stdout(&out);
     assert!(
@@ -397,4 +388,40 @@ fn limits_lists_the_promises() {
             .all(|o| o["source"].as_str().unwrap().starts_with("http"))
     );
     assert_eq!(run(&["limits", "nocloud"]).status.code(), Some(2));
+}
+
+/// Every row of `hostbench limits` says what the type promises, or in words why it
+/// promises nothing: no bare dash with a unit after it (`- MB/s`).
+#[test]
+fn every_limits_row_reads() {
+    let out = run(&["limits", "--size", "500GiB"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for line in text.lines().skip(1).take_while(|l| !l.is_empty()) {
+        let cells: Vec<&str> = line
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        // provider, type, model, IOPS, throughput, then the two at-size figures.
+        let (iops, throughput) = (cells[3], cells[4]);
+        for cell in [iops, throughput] {
+            assert!(
+                cell.chars().any(|c| c.is_ascii_digit())
+                    || cell == "none published"
+                    || cell == "not on record",
+                "{line}"
+            );
+        }
+    }
+    let row = |kind: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(kind))
+            .unwrap_or_else(|| panic!("no {kind} row: {text}"))
+            .to_string()
+    };
+    assert!(row("cloud").contains("none published"), "{}", row("cloud"));
+    // AWS gp2 grows 3 IOPS per GiB from nothing: 1,500 at 500 GiB.
+    assert!(row("gp2").contains("min(3/GiB, 16000)"), "{}", row("gp2"));
+    assert!(row("gp2").contains("1,500"), "{}", row("gp2"));
 }

@@ -52,7 +52,7 @@ fn database(dir: &Path) -> std::path::PathBuf {
             "1s",
             "--for",
             "2s",
-            "--duration",
+            "--time",
             "200ms",
             "cpu",
             "--threads",

@@ -115,6 +115,65 @@ fn memory_bandwidth_and_latency() {
     assert_eq!(lat[1]["better"], "lower");
 }
 
+/// `--time` works in memory's default mode as in every other command: the passes
+/// repeat for that long; with --iterations too, whichever ends first.
+#[test]
+fn memory_bandwidth_runs_for_its_time() {
+    let v = json(&["memory", "--array-size", "1M", "--time", "500ms", "--json"]);
+    assert_eq!(v["spec"]["mode"], "bandwidth");
+    assert!(
+        v["elapsed_s"].as_f64().unwrap() >= 0.5,
+        "{}",
+        v["elapsed_s"]
+    );
+    assert_eq!(v["interrupted"], false);
+    assert_eq!(metrics(&v, "bandwidth").len(), 4);
+    let v = json(&[
+        "memory",
+        "--array-size",
+        "1M",
+        "--time",
+        "1h",
+        "--iterations",
+        "3",
+        "--json",
+    ]);
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("best of 2 passes"), "{notes}");
+}
+
+/// `hostbench --help` names every personality the binary answers to.
+#[test]
+fn help_names_every_personality() {
+    let out = run(&["--help"]);
+    assert!(out.status.success());
+    let help = stdout(&out);
+    let words: Vec<&str> = help
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .collect();
+    for name in hostbench::compat::NAMES {
+        assert!(words.contains(&name), "--help lacks {name}:\n{help}");
+    }
+}
+
+/// `report --last N` reports the newest N runs, as `history --last N` lists them.
+#[test]
+fn report_last_takes_a_count_as_history_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    for _ in 0..3 {
+        let out = with_db(&db, &["cpu", "--threads", "1", "--time", "100ms"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let runs = |args: &[&str]| {
+        let out = with_db(&db, args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        stdout(&out).matches("## Run ").count()
+    };
+    assert_eq!(runs(&["report", "--last", "2", "--format", "markdown"]), 2);
+    assert_eq!(runs(&["report", "--last", "--format", "markdown"]), 1);
+}
+
 #[test]
 fn bad_input_exits_2_naming_the_input() {
     let cases: &[(&[&str], &str)] = &[
@@ -126,6 +185,10 @@ fn bad_input_exits_2_naming_the_input() {
         (
             &["memory", "--mode", "latency", "--block-size", "8K"],
             "--mode block",
+        ),
+        (
+            &["memory", "--mode", "latency", "--iterations", "3"],
+            "--iterations applies to --mode bandwidth",
         ),
         (&["cpu", "--threads", "0"], "thread"),
         (&["cpu", "--threads", "two"], "two"),

@@ -504,3 +504,67 @@ fn udp_is_sent_only_to_the_peer_that_asked() {
     drop(ctl);
     s.stop();
 }
+
+/// A free loopback port for a `hostbench net serve` of the test's own.
+fn free_port() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port().to_string()
+}
+
+/// `hostbench net serve ARGS` for a moment (during which `meanwhile` runs): its stderr.
+fn serve_briefly(args: &[&str], meanwhile: impl FnOnce()) -> String {
+    let mut c = common::hostbench();
+    c.args(["net", "serve"]).args(args);
+    let mut child = c
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    meanwhile();
+    child.kill().unwrap();
+    let out = child.wait_with_output().unwrap();
+    stderr(&out)
+}
+
+/// Without --bind the server listens on every interface (as iperf3 -s does); without
+/// --secret it says so at start, with the address and how to restrict it.
+#[test]
+fn serve_warns_when_anyone_can_use_it() {
+    let port = free_port();
+    let err = serve_briefly(&["-p", &port, "--max-tests", "1"], || {});
+    assert!(
+        err.contains(&format!(
+            "warning: listening on [::]:{port} (every interface) without --secret"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("--bind 127.0.0.1"), "{err}");
+    // With a secret, only clients that know it get in: nothing to warn about.
+    let port = free_port();
+    let err = serve_briefly(
+        &["-p", &port, "--secret", "s3cret", "--max-tests", "1"],
+        || {},
+    );
+    assert!(err.contains("listening on"), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    // An empty secret admits anyone: refused.
+    let o = run(&["net", "serve", "-p", &free_port(), "--secret", ""]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+/// `--bind 127.0.0.1` keeps the server to this host: it listens there (a client
+/// connects and measures), and has nothing to warn about.
+#[test]
+fn serve_binds_where_told() {
+    let port = free_port();
+    let err = serve_briefly(&["-p", &port, "--bind", "127.0.0.1"], || {
+        let o = net(&port, "TCP_RR", &["--transactions", "50", "--no-save"]);
+        assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    });
+    assert!(
+        err.contains(&format!("listening on 127.0.0.1:{port}")),
+        "{err}"
+    );
+    assert!(!err.contains("warning"), "{err}");
+}

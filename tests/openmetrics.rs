@@ -342,9 +342,9 @@ fn stored_runs_as_openmetrics() {
             "8M",
             "--tests",
             "randread,seqwrite",
-            "--runtime",
+            "--time",
             "300ms",
-            "--ramp",
+            "--warmup",
             "0s",
         ],
     );

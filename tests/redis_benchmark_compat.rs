@@ -356,7 +356,7 @@ fn native_and_personality_with_the_same_params_compare_as_one_row() {
             "0s",
             "--label",
             "side=native",
-            "--results-db",
+            "--db",
         ])
         .arg(&db)
         .output()

@@ -386,7 +386,7 @@ fn native_run_routes_each_key_to_its_master() {
         "200ms",
         "-c",
         "6",
-        "-P",
+        "--pipeline",
         "4",
         "--keys",
         "3000",

@@ -138,7 +138,7 @@ fn unix_socket_resp3_and_database() {
         "--socket",
         &sock_s,
         "--resp3",
-        "--db",
+        "--dbnum",
         "2",
         "--time",
         "500ms",
@@ -186,7 +186,7 @@ fn distributions_and_templates_run() {
             "0s",
             "-c",
             "2",
-            "-P",
+            "--pipeline",
             "8",
             "--key-pattern",
             pattern,
@@ -239,16 +239,7 @@ fn a_server_that_never_replies_fails_and_is_not_kept() {
     let db = dir.path().join("results.db");
     let child = common::hostbench()
         .args([
-            "redis",
-            "-p",
-            &port,
-            "--time",
-            "1s",
-            "--warmup",
-            "0s",
-            "-c",
-            "2",
-            "--results-db",
+            "redis", "-p", &port, "--time", "1s", "--warmup", "0s", "-c", "2", "--db",
         ])
         .arg(&db)
         .stdout(Stdio::piped())

@@ -215,9 +215,11 @@ fn quick_run_against_a_peer_covers_every_area() {
             "scripts/test.sh installs it (Debian: redis-server); checking the skip note instead",
         );
         assert_eq!(redis["status"], "skipped");
-        assert_eq!(
-            redis["verdict"],
-            "redis-server not installed; give --redis URL"
+        let verdict = redis["verdict"].as_str().unwrap();
+        assert!(
+            verdict.starts_with("redis-server not installed: install it")
+                && verdict.ends_with("or give --redis URL"),
+            "{verdict}"
         );
     }
     let left = std::fs::read_dir(dir.path()).unwrap().count();
@@ -301,7 +303,7 @@ fn ctrl_c_stops_cleanly_and_saves_what_finished() {
     std::io::Read::read_to_string(&mut reader, &mut rest).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    assert!(rest.contains("Summary (Quick profile)"), "{rest}");
+    assert!(rest.contains("Summary (quick profile)"), "{rest}");
     assert!(rest.contains("interrupted"), "{rest}");
     assert!(
         !rest.contains("\n  redis "),

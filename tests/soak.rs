@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-const SCHEDULE: [&str; 6] = ["--every", "2s", "--for", "7s", "--duration", "1s"];
+const SCHEDULE: [&str; 6] = ["--every", "2s", "--for", "7s", "--time", "1s"];
 const WORKLOAD: [&str; 3] = ["cpu", "--threads", "1"];
 
 fn db_in(dir: &tempfile::TempDir) -> PathBuf {
@@ -157,7 +157,7 @@ fn a_soak_stores_its_slices_and_judges_them_from_the_store() {
             .unwrap();
         assert_eq!(s["figure"]["metric"], "events_per_sec");
         assert_eq!(s["figure"]["value"].as_f64().unwrap(), eps);
-        // The slice measured for --duration (cpu's --time).
+        // The slice measured for soak's --time (given to cpu's --time).
         let elapsed = r["outcomes"][0]["elapsed_s"].as_f64().unwrap();
         assert!((0.9..3.0).contains(&elapsed), "elapsed {elapsed}");
     }
@@ -329,7 +329,7 @@ fn ctrl_c_stops_after_the_finished_slices_and_leaves_the_soak_resumable() {
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let mut child = soak_command(&db)
-        .args(["--every", "2s", "--for", "20s", "--duration", "1s"])
+        .args(["--every", "2s", "--for", "20s", "--time", "1s"])
         .args(WORKLOAD)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -375,8 +375,8 @@ fn bad_input_exits_2_naming_it_before_any_slice() {
         (&["--every", "abc", "cpu"], "abc"),
         (&["--every", "500ms", "cpu"], "--every 500ms"),
         (
-            &["--every", "1m", "--duration", "2m", "cpu"],
-            "--duration 2m00s with --every 1m00s",
+            &["--every", "1m", "--time", "2m", "cpu"],
+            "--time 2m00s with --every 1m00s",
         ),
         (&["--for", "0s", "cpu"], "--for"),
         (&["--threshold", "150", "cpu"], "--threshold 150"),
@@ -389,9 +389,9 @@ fn bad_input_exits_2_naming_it_before_any_slice() {
             &["sysbench", "cpu"],
             "only sysbench's `run` command measures",
         ),
-        (&["memory"], "memory --mode bandwidth"),
+        (&["redis", "--db", "x.db"], "redis --db"),
         (&["cpu", "--time", "5s"], "cpu --time"),
-        (&["disk", "--runtime=5s"], "disk --runtime"),
+        (&["disk", "--time=5s"], "disk --time"),
         (&["cpu", "--json"], "cpu --json"),
         (&["cpu", "--label", "soak=1"], "cpu --label"),
         (&["--label", "soak=1", "cpu"], "soak=1"),

@@ -669,3 +669,46 @@ fn fileio_structure_matches_real_sysbench() {
         assert_eq!(size(ours_dir.path()), size(theirs_dir.path()));
     }
 }
+
+/// Ctrl-C during `fileio prepare` stops the writing at once and exits 130 (sysbench
+/// dies of the signal), saying how far it got; the next prepare extends the files.
+#[test]
+fn ctrl_c_stops_fileio_prepare() {
+    let dir = tempfile::tempdir().unwrap();
+    // 16 GiB: far more than this disk writes in the half second before the signal.
+    let args = [
+        "sysbench",
+        "fileio",
+        "--file-total-size=16G",
+        "--file-num=4",
+        "prepare",
+    ];
+    let child = hostbench()
+        .current_dir(dir.path())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "prepare went on for {:?} after Ctrl-C",
+        started.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("interrupted while writing 'test_file."),
+        "{}",
+        stderr(&out)
+    );
+    let written: u64 = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    assert!(written < 16 << 30, "{written}");
+}

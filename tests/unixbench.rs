@@ -8,7 +8,14 @@ use serde_json::Value;
 
 fn index_json(args: &[&str]) -> Value {
     let mut all = vec![
-        "index", "--json", "--quick", "--copies", "1", "-i", "1", "--dir",
+        "index",
+        "--json",
+        "--quick",
+        "--copies",
+        "1",
+        "--iterations",
+        "1",
+        "--dir",
     ];
     let dir = std::env::temp_dir();
     let dir = dir.to_str().unwrap();
@@ -36,7 +43,7 @@ fn results(v: &Value) -> Vec<(String, f64)> {
 #[test]
 fn every_test_returns_a_positive_rate_in_quick_mode() {
     let v = index_json(&[
-        "--seconds",
+        "--time",
         "0.2",
         "--tests",
         "dhry2reg,whetstone,execl,fstime,fsbuffer,fsdisk,pipe,context1,spawn,syscall",
@@ -68,7 +75,7 @@ fn every_test_returns_a_positive_rate_in_quick_mode() {
 
 #[test]
 fn shell_scripts_return_a_positive_rate_in_quick_mode() {
-    let v = index_json(&["--seconds", "1", "--tests", "shell1,shell8"]);
+    let v = index_json(&["--time", "1s", "--tests", "shell1,shell8"]);
     let got = results(&v);
     assert_eq!(
         got.iter().map(|g| g.0.as_str()).collect::<Vec<_>>(),
@@ -157,9 +164,9 @@ fn bad_input_is_named_with_exit_2() {
     let out = run(&["index", "--tests", "bogus"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("unknown test 'bogus'"));
-    let out = run(&["index", "--seconds", "1"]);
+    let out = run(&["index", "--time", "1s"]);
     assert_eq!(out.status.code(), Some(2));
-    let out = run(&["index", "--quick", "--seconds", "0", "--dir", "/"]);
+    let out = run(&["index", "--quick", "--time", "0", "--dir", "/"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("seconds=0"));
 }
@@ -244,9 +251,9 @@ fn personality_runs_are_kept_and_compare_with_native() {
         .args([
             "index",
             "--quick",
-            "--seconds",
+            "--time",
             "0.2",
-            "-i",
+            "--iterations",
             "1",
             "--copies",
             "1",

@@ -1,5 +1,5 @@
 use super::save::SaveArgs;
-use super::{CliError, finished, parse_duration, parse_size, print_doc};
+use super::{CliError, finished, parse_duration, parse_size, parse_thread_count, print_doc};
 use crate::progress::{Expect, Progress};
 use crate::report::{Document, Format, Outcomes, SummaryTable};
 use crate::workload::disk::engine::EngineKind;
@@ -28,21 +28,21 @@ pub struct DiskArgs {
     /// Requests in flight per job.
     #[arg(long, value_name = "N")]
     iodepth: Option<usize>,
-    /// Threads, each with its own file descriptor and queue.
-    #[arg(long, value_name = "N")]
-    jobs: Option<usize>,
+    /// Threads (fio's jobs): N or `all`, each with its own file descriptor and queue.
+    #[arg(long, value_name = "N", value_parser = parse_thread_count)]
+    threads: Option<usize>,
     /// Share of reads in mixed tests, in percent.
     #[arg(long, value_name = "PCT")]
     rwmix: Option<u32>,
     /// Size of the test file; make it larger than any cache in front of the disk.
     #[arg(long, default_value = "1G", value_name = "SIZE", value_parser = parse_size)]
     size: u64,
-    /// Measured time per test.
+    /// Measured time per test (fio's runtime).
     #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
-    runtime: Duration,
-    /// Warm-up per test, not counted.
+    time: Duration,
+    /// Warm-up per test, not counted (fio's ramp_time).
     #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
-    ramp: Duration,
+    warmup: Duration,
     /// I/O engine (default: io_uring, else libaio, else psync).
     #[arg(long, value_enum)]
     engine: Option<EngineArg>,
@@ -111,8 +111,8 @@ impl DiskArgs {
                         iodepth: 32,
                         jobs: 1,
                         read_pct: 70,
-                        runtime: self.runtime,
-                        ramp: self.ramp,
+                        runtime: self.time,
+                        ramp: self.warmup,
                         direct,
                         engine,
                         seed: 0x5eed,
@@ -128,7 +128,7 @@ impl DiskArgs {
                 names
                     .iter()
                     .map(|n| {
-                        disk::standard_test(n, self.runtime, self.ramp, engine, direct).ok_or_else(
+                        disk::standard_test(n, self.time, self.warmup, engine, direct).ok_or_else(
                             || {
                                 CliError::Usage(format!(
                                     "--tests: unknown test '{n}': use {}",
@@ -147,7 +147,7 @@ impl DiskArgs {
             if let Some(d) = self.iodepth {
                 t.job.iodepth = d;
             }
-            if let Some(j) = self.jobs {
+            if let Some(j) = self.threads {
                 t.job.jobs = j;
             }
             if let Some(r) = self.rwmix {

@@ -247,6 +247,35 @@ pub fn export(args: ExportArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Where stdout is not a terminal and COLUMNS is unset (a pipe, a file, a test), text
+/// tables fit in this many characters.
+pub const DEFAULT_WIDTH: usize = 100;
+
+/// The width the text tables fit in: COLUMNS when it is a positive number, else the
+/// terminal's when stdout is one, else `DEFAULT_WIDTH`. The same rule for every
+/// command, so `show` prints a run's summary as the run did in the same terminal.
+pub(super) fn terminal_width() -> usize {
+    use std::io::IsTerminal;
+    let tty = std::io::stdout().is_terminal().then(tty_columns).flatten();
+    width_from(std::env::var("COLUMNS").ok().as_deref(), tty)
+}
+
+fn width_from(columns: Option<&str>, tty: Option<usize>) -> usize {
+    columns
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0)
+        .or(tty)
+        .unwrap_or(DEFAULT_WIDTH)
+}
+
+/// The terminal's columns (TIOCGWINSZ on stdout), when it says.
+fn tty_columns() -> Option<usize> {
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: TIOCGWINSZ writes one winsize into the struct we own.
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    (ok && size.ws_col > 0).then_some(size.ws_col as usize)
+}
+
 /// Writes a report to stdout; a closed pipe (`| head`) ends it quietly, as for any filter.
 pub(super) fn print_stdout(text: &str) {
     use std::io::Write;
@@ -260,5 +289,22 @@ pub(super) fn same_file(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn width_is_columns_else_the_terminal_else_the_default() {
+        assert_eq!(width_from(Some("72"), Some(200)), 72);
+        assert_eq!(width_from(Some(" 80 "), None), 80);
+        assert_eq!(width_from(None, Some(200)), 200);
+        for bad in ["0", "wide", "", "-5"] {
+            assert_eq!(width_from(Some(bad), Some(132)), 132, "{bad}");
+            assert_eq!(width_from(Some(bad), None), DEFAULT_WIDTH, "{bad}");
+        }
+        assert_eq!(width_from(None, None), DEFAULT_WIDTH);
     }
 }

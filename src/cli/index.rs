@@ -20,15 +20,15 @@ pub struct IndexArgs {
     #[arg(long, default_value = "index", value_name = "LIST")]
     tests: String,
     /// Passes of the long tests (short tests get max(1, (N+1)/3)); default 10 and 3.
-    #[arg(short, long, value_name = "N")]
+    #[arg(long, value_name = "N")]
     iterations: Option<u32>,
     /// A tenth of each duration, 3 and 1 passes, no settling pauses (a few minutes).
     /// Quick results are labelled and not comparable with full runs.
     #[arg(long)]
     quick: bool,
-    /// With --quick: seconds every test runs for (e.g. 0.5).
-    #[arg(long, value_name = "SECONDS", requires = "quick")]
-    seconds: Option<f64>,
+    /// With --quick: how long every test runs (e.g. 500ms).
+    #[arg(long, value_name = "DURATION", value_parser = super::parse_duration, requires = "quick")]
+    time: Option<std::time::Duration>,
     /// Where the working directory (scripts, file-copy files) is made and removed.
     #[arg(long, default_value = ".", value_name = "DIR")]
     dir: std::path::PathBuf,
@@ -69,7 +69,7 @@ pub fn execute(args: IndexArgs) -> Result<ExitCode, CliError> {
         copies: copy_counts(&args.copies)?,
         iterations: args.iterations,
         quick: args.quick,
-        seconds: args.seconds,
+        seconds: args.time.map(|t| t.as_secs_f64()),
         dir: args.dir.clone(),
     };
     spec.validate()?;

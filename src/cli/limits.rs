@@ -13,7 +13,7 @@ pub struct LimitsArgs {
     provider: Option<String>,
     /// Show what each type promises for a disk of this size (e.g. 100GiB).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    size: Option<u64>,
+    disk_size: Option<u64>,
     /// Print the offers (with sources and notes) as JSON.
     #[arg(long)]
     json: bool,
@@ -39,7 +39,7 @@ pub fn execute(args: LimitsArgs) -> Result<ExitCode, CliError> {
     }
     let doc = Document::Offers(Offers {
         offers: &offers,
-        size: args.size,
+        size: args.disk_size,
     });
     print_doc(Format::text_or_json(args.json), &doc)?;
     Ok(ExitCode::SUCCESS)

@@ -49,9 +49,10 @@ pub struct MemoryArgs {
     /// bandwidth: bytes per array (default max(4 x LLC, 64 MiB)).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     array_size: Option<u64>,
-    /// bandwidth: passes over the four kernels; the best of passes 2.. counts.
-    #[arg(long, value_name = "N", default_value_t = 10)]
-    iterations: usize,
+    /// bandwidth: passes over the four kernels; the best of passes 2.. counts [default:
+    /// 10; with --time: as many as fit in it].
+    #[arg(long, value_name = "N")]
+    iterations: Option<usize>,
 
     /// latency: working-set sizes, e.g. `16K,256K,8M,1G` (default: one per cache level and DRAM).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_size)]
@@ -118,6 +119,9 @@ impl MemoryArgs {
         if mode != Mode::Bandwidth && self.array_size.is_some() {
             return Err(misplaced("--array-size", "bandwidth"));
         }
+        if mode != Mode::Bandwidth && self.iterations.is_some() {
+            return Err(misplaced("--iterations", "bandwidth"));
+        }
         if mode != Mode::Latency && !self.sizes.is_empty() {
             return Err(misplaced("--sizes", "latency"));
         }
@@ -183,19 +187,20 @@ pub fn execute(args: MemoryArgs) -> Result<ExitCode, CliError> {
             block::run(&spec, &progress)?
         }
         Mode::Bandwidth => {
-            if args.limits.time.is_some() {
-                return Err(CliError::Usage(
-                    "--time does not apply to --mode bandwidth: use --iterations".into(),
-                ));
-            }
+            // Passes for --time (0 = none, as for the other modes), else --iterations.
+            let time = args.limits.time.filter(|t| !t.is_zero());
             let spec = BandwidthSpec {
                 threads: args.threads.unwrap_or(cpus),
                 array_bytes: args.array_size,
-                iterations: args.iterations,
+                iterations: args.iterations.or(time.is_none().then_some(10)),
+                time,
             };
             spec.validate()?;
-            let progress = Progress::new("bandwidth", Expect::Units(spec.iterations as u64));
-            bandwidth::run(&spec, &progress)?
+            let expect = match (time, spec.iterations) {
+                (Some(t), _) => Expect::Time(t),
+                (None, n) => Expect::Units(n.unwrap_or(1) as u64),
+            };
+            bandwidth::run(&spec, &Progress::new("bandwidth", expect))?
         }
         Mode::Latency => {
             if args.threads.is_some_and(|t| t != 1) {

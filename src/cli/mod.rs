@@ -5,6 +5,8 @@
 mod compare;
 mod cpu;
 mod disk;
+#[cfg(test)]
+mod flags;
 mod generate;
 mod history;
 mod index;
@@ -29,9 +31,7 @@ use thiserror::Error;
     name = "hostbench",
     version,
     about = "How good is this host, really? CPU, memory and more, with numbers comparable to sysbench's.",
-    after_help = "Peer command lines work too: `hostbench sysbench cpu --cpu-max-prime=20000 run` \
-                  (or a `sysbench` symlink to hostbench). Also: iperf3, netperf, netserver, \
-                  ping (iputils' options, plus --tcp PORT and --json), dd."
+    after_help = peers_help()
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -72,6 +72,16 @@ enum Command {
     Completions(generate::CompletionsArgs),
     /// The manual page (roff), hostbench's or a command's.
     Man(generate::ManArgs),
+}
+
+/// The personalities `hostbench --help` names: every one `compat::dispatch` runs.
+fn peers_help() -> String {
+    format!(
+        "Peer command lines work too, as `hostbench PEER ARGS...` or through a symlink named \
+         PEER: {}. E.g. `hostbench sysbench cpu --cpu-max-prime=20000 run`; ping takes \
+         iputils' options plus --tcp PORT and --json.",
+        crate::compat::NAMES.join(", ")
+    )
 }
 
 /// Options every event-loop command shares.
@@ -191,6 +201,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> ExitCode {
             return ExitCode::from(e.exit_code() as u8);
         }
     };
+    crate::report::text::set_width(Some(history::terminal_width()));
     let result = match cli.command {
         Command::Run(a) => run::execute(a),
         Command::Cpu(a) => cpu::execute(a),
@@ -251,6 +262,26 @@ mod tests {
             path: PathBuf::from("r.db"),
             source,
         })
+    }
+
+    /// `hostbench --help` names every personality `compat::dispatch` accepts.
+    #[test]
+    fn help_names_every_personality() {
+        use clap::CommandFactory;
+        for help in [
+            Cli::command().render_help().to_string(),
+            Cli::command().render_long_help().to_string(),
+        ] {
+            let words: Vec<&str> = help
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .collect();
+            for name in crate::compat::NAMES {
+                assert!(
+                    words.contains(&name),
+                    "`hostbench --help` lacks {name}:\n{help}"
+                );
+            }
+        }
     }
 
     /// The exit code follows from the kind: what the user can fix is 2, a store that

@@ -45,15 +45,17 @@ pub struct ServeArgs {
     /// TCP port for control and TCP data connections.
     #[arg(short, long, default_value_t = DEFAULT_PORT)]
     port: u16,
-    /// Address to listen on (default: every IPv4 and IPv6 address).
+    /// Address to listen on (default: every IPv4 and IPv6 address, as iperf3 -s;
+    /// 127.0.0.1 or ::1 keeps the server to this host).
     #[arg(long, value_name = "ADDR")]
     bind: Option<std::net::IpAddr>,
     /// Tests running at once; more are refused with "busy".
     #[arg(long, default_value_t = 8, value_name = "N")]
     max_tests: u32,
-    /// Longest test a client may ask for.
+    /// Longest test a client may ask for (its --time; byte- and transaction-counted
+    /// tests are ended there too).
     #[arg(long, default_value = "300s", value_name = "DURATION", value_parser = parse_duration)]
-    max_duration: Duration,
+    max_time: Duration,
     /// Most parallel streams per test.
     #[arg(long, default_value_t = 64, value_name = "N")]
     max_parallel: u32,
@@ -93,9 +95,9 @@ pub struct ClientArgs {
     /// Parallel streams (connections).
     #[arg(short = 'P', long, default_value_t = 1, value_name = "N")]
     parallel: u32,
-    /// Bytes per send (stream tests; default 128K for TCP, 1472 for UDP).
+    /// Bytes per send (stream tests; default 128K for TCP, 1472 for UDP; iperf3's -l).
     #[arg(short = 'l', long, value_name = "SIZE", value_parser = parse_size)]
-    size: Option<u64>,
+    length: Option<u64>,
     /// Request size of RR tests.
     #[arg(long, default_value = "1", value_name = "SIZE", value_parser = parse_size)]
     request_size: u64,
@@ -109,8 +111,8 @@ pub struct ClientArgs {
     #[arg(short = 'b', long, value_name = "RATE", value_parser = crate::workload::net::parse_rate)]
     rate: Option<u64>,
     /// Print the receiver's throughput (or the transaction rate) every DURATION.
-    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration)]
-    interval: Option<Duration>,
+    #[arg(short = 'i', long, value_name = "DURATION", value_parser = parse_duration)]
+    report_interval: Option<Duration>,
     /// IPv4 only.
     #[arg(short = '4', conflicts_with = "ipv6")]
     ipv4: bool,
@@ -144,17 +146,28 @@ pub fn execute(args: NetArgs) -> Result<ExitCode, CliError> {
 }
 
 fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
+    if a.secret.as_deref() == Some("") {
+        return Err(CliError::Usage(
+            "--secret '': an empty secret admits anyone; give a real one, or drop --secret".into(),
+        ));
+    }
+    if a.max_time.is_zero() {
+        return Err(CliError::Usage(
+            "--max-time 0: no test could run; give the longest test to allow, e.g. 300s".into(),
+        ));
+    }
     let ip = a
         .bind
         .unwrap_or(std::net::IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED));
     let mut config = ServerConfig::new(SocketAddr::new(ip, a.port));
     config.limits = Limits {
         max_tests: a.max_tests.max(1),
-        max_duration_ms: a.max_duration.as_millis() as u64,
+        max_duration_ms: a.max_time.as_millis() as u64,
         max_parallel: a.max_parallel.max(1),
         max_rate_bps: a.max_rate.unwrap_or(0),
         idle_timeout_ms: a.idle_timeout.as_millis().max(100) as u64,
     };
+    let open = a.secret.is_none();
     config.secret = a.secret;
     config.verbose = a.verbose;
     let server = Server::bind(config).map_err(|e| CliError::Usage(e.to_string()))?;
@@ -162,8 +175,30 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
         "hostbench net serve: listening on {} (TCP); Ctrl-C stops",
         server.local_addr()
     );
+    if let Some(warning) = exposure_warning(server.local_addr(), open) {
+        eprintln!("{warning}");
+    }
     server.serve();
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a server that strangers can reach says at start: it runs their tests, within
+/// its limits (docs/net.md, "Who can use the server").
+fn exposure_warning(addr: SocketAddr, open: bool) -> Option<String> {
+    if !open || addr.ip().is_loopback() {
+        return None;
+    }
+    let which = if addr.ip().is_unspecified() {
+        "every interface"
+    } else {
+        "an address other hosts can reach"
+    };
+    Some(format!(
+        "hostbench net serve: warning: listening on {addr} ({which}) without --secret: \
+         anyone who can reach this port can run tests on this host (within --max-tests, \
+         --max-time, --max-parallel and --max-rate); give --bind 127.0.0.1 to keep it to \
+         this host, or --secret to admit only clients that know it"
+    ))
 }
 
 /// The spec a client command line asks for (shared with the netperf personality's
@@ -184,11 +219,11 @@ fn client_spec(a: &ClientArgs) -> Result<ClientSpec, CliError> {
         Duration::from_secs(10)
     });
     let default_size = if test.is_udp() { 1472 } else { 128 * 1024 };
-    let size = a.size.unwrap_or(default_size);
+    let size = a.length.unwrap_or(default_size);
     let max_size = if test.is_udp() { 65507 } else { 16 << 20 };
     if size == 0 || size > max_size {
         return Err(CliError::Usage(format!(
-            "--size {size}: out of range; use 1 to {max_size} bytes for {test}"
+            "--length {size}: out of range; use 1 to {max_size} bytes for {test}"
         )));
     }
     for (name, v) in [
@@ -223,7 +258,9 @@ fn client_spec(a: &ClientArgs) -> Result<ClientSpec, CliError> {
         server_sndbuf: window,
         server_rcvbuf: window,
         rate_bps: a.rate.unwrap_or(0),
-        interval_ms: a.interval.map_or(0, |i| i.as_millis().max(10) as u64),
+        interval_ms: a
+            .report_interval
+            .map_or(0, |i| i.as_millis().max(10) as u64),
         nodelay: a.nodelay,
     };
     let mut spec = ClientSpec::new(&host, a.port, request);
@@ -272,7 +309,7 @@ fn run_client(a: ClientArgs) -> Result<ExitCode, CliError> {
     let json = a.json;
     // A bar on a terminal for timed runs without interval lines (they would interleave).
     let duration = Duration::from_millis(spec.request.duration_ms);
-    let bar = (!json && a.interval.is_none() && !duration.is_zero())
+    let bar = (!json && a.report_interval.is_none() && !duration.is_zero())
         .then(|| Progress::new("net", Expect::Time(duration)));
     let watch = Watch {
         test: spec.request.test,
@@ -306,4 +343,27 @@ pub fn interval_line(test: TestKind, i: &IntervalReport) -> String {
         format!("{:>14}", format_bits(i.bytes as f64 / span))
     };
     format!("[{:6.2}-{:6.2} s] {what}", i.start_s, i.end_s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Beyond loopback without a secret the server says so, naming the address and both
+    /// ways to restrict it; on loopback, or with a secret, it says nothing.
+    #[test]
+    fn a_server_strangers_can_reach_says_so() {
+        for addr in ["[::]:12866", "0.0.0.0:12866", "192.0.2.7:12866"] {
+            let w = exposure_warning(addr.parse().unwrap(), true).expect(addr);
+            assert!(w.contains(addr), "{w}");
+            assert!(
+                w.contains("--bind 127.0.0.1") && w.contains("--secret"),
+                "{w}"
+            );
+        }
+        for addr in ["127.0.0.1:12866", "[::1]:12866"] {
+            assert_eq!(exposure_warning(addr.parse().unwrap(), true), None);
+        }
+        assert_eq!(exposure_warning("[::]:12866".parse().unwrap(), false), None);
+    }
 }

@@ -4,7 +4,7 @@
 //! spreads it over the masters of a Redis Cluster, routed by each key's slot.
 
 use super::save::SaveArgs;
-use super::{CliError, finished, parse_duration, print_doc};
+use super::{CliError, finished, parse_duration, parse_thread_count, print_doc};
 use crate::host::HostInfo;
 use crate::measure::cputime::CpuTime;
 use crate::progress::{Expect, Progress};
@@ -24,12 +24,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, Args)]
-// `--db` is the Redis database number here; the results database is `--results-db`.
-#[command(mut_arg("results_db", |a| a.long("results-db")))]
 pub struct RedisArgs {
-    /// Server host.
-    #[arg(long, default_value = "127.0.0.1")]
-    host: String,
+    /// The Redis server's host name or address.
+    #[arg(long, default_value = "127.0.0.1", value_name = "HOST")]
+    server: String,
     /// Server port.
     #[arg(long, short = 'p', default_value_t = 6379)]
     port: u16,
@@ -42,9 +40,10 @@ pub struct RedisArgs {
     /// Password (AUTH); also read from REDISCLI_AUTH.
     #[arg(long)]
     password: Option<String>,
-    /// Database number to SELECT.
-    #[arg(long, default_value_t = 0)]
-    db: u32,
+    /// Redis database number to SELECT (redis-benchmark's --dbnum; the results
+    /// database is --db).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    dbnum: u32,
     /// Speak RESP3 (HELLO 3).
     #[arg(long)]
     resp3: bool,
@@ -56,14 +55,14 @@ pub struct RedisArgs {
     /// Connections in total.
     #[arg(long, short = 'c', default_value_t = 50)]
     connections: usize,
-    /// Event-loop threads (default: one per CPU, at most one per connection).
-    #[arg(long)]
+    /// Event-loop threads: N or `all` (default: one per CPU, at most one per connection).
+    #[arg(long, value_name = "N", value_parser = parse_thread_count)]
     threads: Option<usize>,
     /// Measured time.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
     time: Duration,
     /// Warm-up before measuring (requests due then are not counted).
-    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
     warmup: Duration,
     /// SET:GET ratio of the default workload.
     #[arg(long, default_value = "1:10", value_name = "SET:GET")]
@@ -87,11 +86,11 @@ pub struct RedisArgs {
     /// Value size in bytes, or a range MIN-MAX drawn uniformly.
     #[arg(long, short = 'd', default_value = "32", value_name = "BYTES|MIN-MAX")]
     data_size: String,
-    /// Requests in flight per connection (a sliding window).
-    #[arg(long, short = 'P', default_value_t = 1)]
+    /// Requests in flight per connection (a sliding window; redis-benchmark's -P).
+    #[arg(long, default_value_t = 1, value_name = "N")]
     pipeline: usize,
     /// Open loop at this many requests per second in total (e.g. 20000 or 20000/s).
-    #[arg(long, value_name = "N/s")]
+    #[arg(long, value_name = "RATE")]
     rate: Option<String>,
     /// Seed for keys, values and the mix.
     #[arg(long)]
@@ -120,7 +119,7 @@ impl RedisArgs {
         let endpoint = match &self.socket {
             Some(p) => Endpoint::Unix(p.clone()),
             None => Endpoint::Tcp {
-                host: self.host.clone(),
+                host: self.server.clone(),
                 port: self.port,
             },
         };
@@ -131,11 +130,11 @@ impl RedisArgs {
         if self.user.is_some() && password.is_none() {
             return Err(bad("--user", "a user needs a password", "add --password"));
         }
-        if self.cluster && self.db != 0 {
+        if self.cluster && self.dbnum != 0 {
             return Err(bad(
-                format!("--cluster --db {}", self.db),
+                format!("--cluster --dbnum {}", self.dbnum),
                 "a Redis Cluster has only database 0",
-                "drop --db",
+                "drop --dbnum",
             ));
         }
         if !(1..=10_000).contains(&self.connections) {
@@ -229,7 +228,7 @@ impl RedisArgs {
             setup: Setup {
                 user: self.user.clone(),
                 password,
-                db: Some(self.db),
+                db: Some(self.dbnum),
                 resp3: self.resp3,
                 tracking: false,
                 timeout: Some(REPLY_TIMEOUT),

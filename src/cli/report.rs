@@ -22,9 +22,9 @@ pub struct ReportArgs {
     /// label:KEY=VALUE (every run that matches), as `hostbench compare` takes them.
     #[arg(value_name = "RUN", group = "source")]
     run: Option<String>,
-    /// The newest stored run.
-    #[arg(long, group = "source")]
-    last: bool,
+    /// The newest N stored runs [N: 1], as `hostbench history --last N` lists them.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1", group = "source")]
+    last: Option<usize>,
     /// Stored runs, hosts or labels side by side (the first is the reference), as
     /// `hostbench compare A B [C...]` takes them: bar charts, ratios, geometric means.
     #[arg(long, value_name = "GROUP", num_args = 2.., group = "source")]
@@ -109,9 +109,10 @@ fn from_file(args: &ReportArgs, path: &PathBuf) -> Result<String, CliError> {
 }
 
 fn from_runs(args: &ReportArgs, store: &dyn Store) -> Result<String, CliError> {
-    let mut runs = match &args.run {
-        Some(which) if !args.last => group(store, which, None)?.runs,
-        _ => vec![load_run(store, "last")?],
+    let mut runs = match (&args.run, args.last) {
+        (_, Some(n)) => newest(store, n)?,
+        (Some(which), None) => group(store, which, None)?.runs,
+        (None, None) => vec![load_run(store, "last")?],
     };
     if let Some(w) = &args.workload {
         for run in &mut runs {
@@ -129,6 +130,29 @@ fn from_runs(args: &ReportArgs, store: &dyn Store) -> Result<String, CliError> {
         title: args.title.clone(),
     });
     Ok(report::render(args.format, &doc)?)
+}
+
+/// `--last N`: the newest N runs, oldest first (as `history --last N` lists them).
+fn newest(store: &dyn Store, n: usize) -> Result<Vec<crate::store::StoredRun>, CliError> {
+    if n == 0 {
+        return Err(CliError::Usage(
+            "--last 0: give how many of the newest runs to report (1 or more)".into(),
+        ));
+    }
+    let infos = store.list(&crate::store::RunFilter {
+        last: Some(n),
+        ..Default::default()
+    })?;
+    if infos.is_empty() {
+        return Err(CliError::Usage(format!(
+            "{}: no runs stored yet",
+            store.location()
+        )));
+    }
+    infos
+        .iter()
+        .map(|info| load_run(store, &info.id.to_string()))
+        .collect()
 }
 
 fn from_comparison(args: &ReportArgs, store: &dyn Store) -> Result<String, CliError> {

@@ -4,9 +4,10 @@ use super::{CliError, finished};
 use crate::measure::stop_requested;
 use crate::progress::{Expect, Progress};
 use crate::report::{self, Document, Format, Live, Outcomes, SummaryTable};
+use crate::store::{StepProblem, StepStatus};
 use crate::suite::net_step::{Peer, parse_peer};
 use crate::suite::redis_url;
-use crate::suite::run::{Options, Problem, Profile, Status, StepError, plan, summarise_with};
+use crate::suite::run::{Options, Profile, StepError, heading, interrupted, plan, summarise_with};
 use clap::Args;
 use std::process::ExitCode;
 
@@ -86,9 +87,9 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
             Err(StepError::Spec(e)) => return Err(e.into()),
             Err(StepError::Disk(e)) if e.is_usage() => return Err(CliError::Usage(e.to_string())),
             // A failed step does not lose the others: say why and go on.
-            Err(StepError::Disk(e)) => (vec![], Some((Status::Failed, e.to_string()))),
-            Err(StepError::Failed { message, kept }) => (kept, Some((Status::Failed, message))),
-            Err(StepError::Unavailable(why)) => (vec![], Some((Status::Skipped, why))),
+            Err(StepError::Disk(e)) => (vec![], Some((StepStatus::Failed, e.to_string()))),
+            Err(StepError::Failed { message, kept }) => (kept, Some((StepStatus::Failed, message))),
+            Err(StepError::Unavailable(why)) => (vec![], Some((StepStatus::Skipped, why))),
         };
         for outcome in done {
             if let Some(text) = renderer.live(&Live::Outcome(&outcome)) {
@@ -96,38 +97,40 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
             }
             outcomes.push(outcome);
         }
-        if let Some((status, message)) = problem {
-            if status == Status::Failed {
-                eprintln!("hostbench: {} step failed: {message}", step.label());
-                failed = true;
-            } else {
-                eprintln!("hostbench: {} step skipped: {message}", step.label());
-            }
-            problems.push(Problem {
-                area: step.area(),
+        if let Some((status, reason)) = problem {
+            eprintln!(
+                "hostbench: {} step {}: {reason}",
+                step.label(),
+                status.as_str()
+            );
+            failed |= status == StepStatus::Failed;
+            problems.push(StepProblem {
+                step: step.label().into(),
+                area: step.area().into(),
                 status,
-                message,
+                reason,
             });
         }
+    }
+    if stop_requested() {
+        problems.push(interrupted());
     }
     let lines = summarise_with(&outcomes, &problems);
     let expectation = promise
         .as_ref()
         .map(|p| args.expect.expectation(p, &outcomes));
     let below_promise = expectation.as_ref().is_some_and(|e| !e.pass());
+    let profile = args.profile.name();
     let doc = Document::Outcomes(Outcomes {
         outcomes: &outcomes,
-        summary: Some(SummaryTable::areas(
-            format!("Summary ({:?} profile)", args.profile),
-            &lines,
-        )),
+        summary: Some(SummaryTable::areas(heading(Some(profile)), &lines)),
         expectation,
         title: None,
     });
     // The steps' outcomes were printed as they came (in text): the rest of it.
     print_stdout(&renderer.end(&doc)?);
-    let profile = format!("{:?}", args.profile).to_lowercase();
-    args.save.save("run", Some(&profile), &outcomes)?;
+    args.save
+        .save_with("run", Some(profile), &outcomes, &problems)?;
     if failed || below_promise {
         return Ok(ExitCode::from(1));
     }

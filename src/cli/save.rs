@@ -4,7 +4,7 @@
 
 use super::CliError;
 use crate::model::Outcome;
-use crate::store::{self, Labels, Location, NewRun};
+use crate::store::{self, Labels, Location, NewRun, StepProblem};
 use clap::Args;
 
 /// `--db PATH`: where results are kept (commands that save and commands that read).
@@ -76,6 +76,18 @@ impl SaveArgs {
         profile: Option<&str>,
         outcomes: &[Outcome],
     ) -> Result<Option<i64>, CliError> {
+        self.save_with(command, profile, outcomes, &[])
+    }
+
+    /// `save`, with the steps that gave no result (`run`'s skipped, failed and
+    /// interrupted steps), so `show` prints them as the run did.
+    pub fn save_with(
+        &self,
+        command: &str,
+        profile: Option<&str>,
+        outcomes: &[Outcome],
+        problems: &[StepProblem],
+    ) -> Result<Option<i64>, CliError> {
         if !self.saving() || outcomes.is_empty() {
             return Ok(None);
         }
@@ -85,13 +97,14 @@ impl SaveArgs {
             eprintln!("hostbench: note: {note}");
         }
         let command_line = command_line();
-        let id = db.save(&NewRun {
+        let run = NewRun {
             command,
             command_line: &command_line,
             labels: &labels,
             profile,
             outcomes,
-        })?;
+        };
+        let id = db.save_with(&run, problems)?;
         eprintln!("saved as run {id}");
         Ok(Some(id))
     }

@@ -17,13 +17,13 @@ use std::time::Duration;
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "The workload is a native command line: cpu, memory (--mode block or latency), \
-                  disk, net or redis with their own options, after soak's options. Each slice \
-                  runs it with its time option (--time; disk: --runtime) set to --duration. \
+    after_help = "The workload is a native command line: cpu, memory, disk, net or redis with \
+                  their own options, after soak's options. Each slice runs it with its --time \
+                  set to soak's --time. \
                   Or a peer's command line, as the guides give it: sysbench … run, fio JOBFILE, \
                   iperf3 -c HOST, netperf -H HOST, ping HOST, redis-benchmark … (after `--`, e.g. `hostbench soak \
-                  --every 1h --for 24h --duration 10m -- fio seed.fio`); each slice runs it for \
-                  --duration whatever its own time option says (fio: every job time-based). \
+                  --every 1h --for 24h --time 10m -- fio seed.fio`); each slice runs it for \
+                  --time whatever its own time option says (fio: every job time-based). \
                   Default: `disk --tests mixed` in the current directory (4 KiB random, 70 % \
                   reads, 32 in flight).\n\
                   Ctrl-C stops after saving the finished slices; `hostbench soak --resume ID` \
@@ -41,7 +41,7 @@ pub struct SoakArgs {
     #[arg(long = "for", value_name = "DURATION", value_parser = parse_duration)]
     total: Option<Duration>,
     /// Each slice measures for DURATION [default: 10m].
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long = "time", value_name = "DURATION", value_parser = parse_duration)]
     duration: Option<Duration>,
     /// Flag slices below PCT % of the median (of the slices' headline figure) [default: 80].
     #[arg(long, value_name = "PCT")]

@@ -24,6 +24,11 @@ const VALUES: &[&str] = &[
     "B",
     "é",
     "-é",
+    // A digit then a multi-byte suffix: a unit parser that slices after the first
+    // byte of the suffix panicked on these (fio's sizes, 2026-12).
+    "1é",
+    "4é/50",
+    "1kéb",
     "\u{1F600}",
     "a,b,,c",
     "=",
@@ -148,6 +153,9 @@ fn fio() {
         "--filename",
     ];
     never_panics("fio", &options, super::fio::parse_args);
+    // The option values are parsed when the jobs are built (sizes, block sizes,
+    // bssplit, durations): that is where `--size=1é` panicked.
+    never_panics("fio jobs", &options, super::fio::parse_jobs);
 }
 
 #[test]

@@ -30,6 +30,17 @@ impl CpuTime {
         }
     }
 
+    /// CPU time of the whole process plus that of its children that have ended and
+    /// been waited for (and, through them, their own children): what a run of
+    /// child programs cost.
+    pub fn with_children_now() -> Self {
+        let (own, children) = (Self::of(libc::RUSAGE_SELF), Self::of(libc::RUSAGE_CHILDREN));
+        CpuTime {
+            user_s: own.user_s + children.user_s,
+            system_s: own.system_s + children.system_s,
+        }
+    }
+
     /// CPU time of the calling thread only (RUSAGE_THREAD).
     pub fn thread_now() -> Self {
         Self::of(libc::RUSAGE_THREAD)
@@ -71,5 +82,20 @@ mod tests {
         }
         let used = CpuTime::now().since(&before);
         assert!(used.total_s() > 0.01, "{used:?}");
+    }
+
+    #[test]
+    fn a_waited_childs_cpu_is_counted() {
+        let before = CpuTime::with_children_now();
+        // A shell loop of about 0.1 s of CPU, in a child process.
+        let status = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let used = CpuTime::with_children_now().since(&before);
+        let own = CpuTime::now().since(&before);
+        assert!(used.total_s() > 0.02, "{used:?}");
+        assert!(used.total_s() > own.total_s(), "{used:?} vs own {own:?}");
     }
 }

@@ -13,6 +13,9 @@ use crate::suite::soak::Summary as SoakSummary;
 use crate::workload::unixbench::{SuiteResult, UnixbenchSpec};
 
 /// Everything hostbench renders.
+// A command builds one document, once: the size of its largest variant (a command's
+// results with their summary table) costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 pub enum Document<'a> {
     /// One outcome, as a measuring command prints it (cpu, memory, net, redis).
     Outcome(Single<'a>),
@@ -204,12 +207,17 @@ impl<'a> Outcomes<'a> {
 /// A command's closing table, in every format's terms: the rows for people (text,
 /// Markdown, HTML) and the value JSON writes as `summary`.
 pub struct SummaryTable {
-    /// The line over the table: `Summary`, `Summary (Quick profile)`.
+    /// The line over the table: `Summary`, `Summary (quick profile)`.
     pub heading: String,
-    pub columns: Vec<&'static str>,
+    pub columns: &'static [&'static str],
     /// Per column: right-aligned (numbers).
-    pub right: Vec<bool>,
+    pub right: &'static [bool],
+    /// Per column: words that may wrap onto more lines when the table is wider
+    /// than the terminal (text).
+    pub wrap: &'static [bool],
     pub rows: Vec<Vec<String>>,
+    /// The line under the table (`run`: which areas were not measured).
+    pub footer: Option<String>,
     pub json: serde_json::Value,
 }
 
@@ -218,12 +226,14 @@ impl SummaryTable {
     pub fn areas(heading: String, lines: &[SummaryLine]) -> Self {
         Self {
             heading,
-            columns: vec!["area", "result", "verdict"],
-            right: vec![false; 3],
+            columns: &["area", "result", "verdict"],
+            right: &[false; 3],
+            wrap: &[false, true, true],
             rows: lines
                 .iter()
                 .map(|l| vec![l.area.clone(), l.headline.clone(), l.verdict.clone()])
                 .collect(),
+            footer: crate::suite::run::not_measured(lines),
             json: serde_json::to_value(lines).expect("summary lines serialise"),
         }
     }
@@ -234,10 +244,12 @@ impl SummaryTable {
         let rows = disk_rows(outcomes);
         Self {
             heading: "Summary".into(),
-            columns: vec!["test", "op", "IOPS", "throughput", "p50", "p99", "p99.9"],
-            right: vec![false, false, true, true, true, true, true],
+            columns: &["test", "op", "IOPS", "throughput", "p50", "p99", "p99.9"],
+            right: &[false, false, true, true, true, true, true],
+            wrap: &[false; 7],
             json: serde_json::to_value(&rows).expect("rows serialise"),
             rows,
+            footer: None,
         }
     }
 }

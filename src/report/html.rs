@@ -210,7 +210,8 @@ fn runs(title: &str, runs: &[StoredRun]) -> String {
             body.push_str(
                 "<table class=\"summary\"><tr><th>area</th><th>result</th><th>verdict</th></tr>",
             );
-            for line in crate::suite::run::summarise(&run.outcomes) {
+            let lines = crate::suite::run::stored(run);
+            for line in &lines {
                 let _ = write!(
                     body,
                     "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -220,6 +221,9 @@ fn runs(title: &str, runs: &[StoredRun]) -> String {
                 );
             }
             body.push_str("</table>");
+            if let Some(missing) = crate::suite::run::not_measured(&lines) {
+                let _ = write!(body, "<p class=\"meta\">{}</p>", esc(&missing));
+            }
         }
         for o in &run.outcomes {
             body.push_str(&section(o, 3));
@@ -490,6 +494,7 @@ pub(crate) mod tests {
                 host: HostInfo::default(),
             },
             outcomes: vec![o],
+            problems: Vec::new(),
         }
     }
 

@@ -97,7 +97,8 @@ fn runs(title: &str, runs: &[StoredRun]) -> String {
         }
         if r.command == "run" {
             md.push_str("\n| area | result | verdict |\n|---|---|---|\n");
-            for line in crate::suite::run::summarise(&run.outcomes) {
+            let lines = crate::suite::run::stored(run);
+            for line in &lines {
                 let _ = writeln!(
                     md,
                     "| {} | {} | {} |",
@@ -105,6 +106,9 @@ fn runs(title: &str, runs: &[StoredRun]) -> String {
                     cell(&line.headline),
                     cell(&line.verdict)
                 );
+            }
+            if let Some(missing) = crate::suite::run::not_measured(&lines) {
+                let _ = writeln!(md, "\n{missing}");
             }
         }
         for o in &run.outcomes {

@@ -26,7 +26,7 @@ pub use document::{
 };
 
 use crate::model::{Metric, Outcome, Unit};
-use crate::units::{format_bytes, format_ns, format_rate};
+use crate::units::{format_bits, format_bytes, format_ns, format_rate};
 use std::fmt;
 
 pub use crate::units::thousands;
@@ -183,11 +183,16 @@ impl fmt::Display for Unsupported {
 
 impl std::error::Error for Unsupported {}
 
-/// A metric's value with its unit, for people.
+/// A metric's value with its unit, for people: the one rule every list and report
+/// follows (the tables, `history`, the pages), so a figure reads in the same unit
+/// wherever it is printed.
 pub fn format_value(m: &Metric) -> String {
     match m.unit {
         Unit::EventsPerSec => format!("{} events/s", thousands(m.value, 2)),
         Unit::OpsPerSec => format!("{} ops/s", thousands(m.value, 2)),
+        Unit::BytesPerSec if is_bit_rate(m) => {
+            format!("{} ({:.0} MB/s)", format_bits(m.value), m.value / 1e6)
+        }
         Unit::BytesPerSec => format!("{} ({:.0} MB/s)", format_rate(m.value), m.value / 1e6),
         Unit::Bytes => format_bytes(m.value as u64),
         Unit::Nanoseconds => format_ns(m.value),
@@ -195,6 +200,13 @@ pub fn format_value(m: &Metric) -> String {
         Unit::Count => thousands(m.value, 0),
         Unit::Ratio => format!("{:.3}", m.value),
     }
+}
+
+/// A network rate (`net`'s and iperf3's `throughput`, `sender_throughput`,
+/// `forward_throughput`, `reverse_throughput`): in bits per second, as `net` prints
+/// it and as every network tool writes it; other byte rates (memory, disk) in MiB/s.
+fn is_bit_rate(m: &Metric) -> bool {
+    m.unit == Unit::BytesPerSec && m.name.ends_with("throughput")
 }
 
 /// `events_per_sec` -> `events per sec`; a few names read better spelled out.
@@ -250,6 +262,19 @@ mod tests {
     use crate::store::{RunInfo, StoredRun};
     use crate::suite::compare::{Group, compare};
 
+    /// A figure reads in one unit wherever it is printed: network throughput in
+    /// bits (as `net` and the summary print it), other byte rates in MiB/s.
+    #[test]
+    fn network_throughput_is_in_bits_everywhere() {
+        let net = Metric::new("throughput", 2_657_500_000.0, Unit::BytesPerSec);
+        assert_eq!(format_value(&net), "21.26 Gbit/s (2658 MB/s)");
+        assert!(format_value(&net).starts_with(&crate::units::format_bits(net.value)));
+        let sender = Metric::new("sender_throughput", 125_000_000.0, Unit::BytesPerSec);
+        assert_eq!(format_value(&sender), "1.00 Gbit/s (125 MB/s)");
+        let disk = Metric::new("read_bytes_per_sec", 908_766_000.0, Unit::BytesPerSec);
+        assert_eq!(format_value(&disk), "866.67 MiB/s (909 MB/s)");
+    }
+
     #[test]
     fn grouping() {
         assert_eq!(thousands(1234567.891, 2), "1,234,567.89");
@@ -279,6 +304,7 @@ mod tests {
                 host: HostInfo::default(),
             },
             outcomes: vec![o],
+            problems: Vec::new(),
         }
     }
 

@@ -189,13 +189,40 @@ fn closing(o: &Outcomes) -> String {
     out
 }
 
-/// `Summary` over the table, indented.
+/// The width text tables fit in (0: as wide as they come), set by the front end.
+static WIDTH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Fit the summary tables into `columns` characters per line (`None`: never wrap).
+/// The front end sets it once from the terminal, before it prints; `run` and `show`
+/// print the same table at the same width.
+pub fn set_width(columns: Option<usize>) {
+    WIDTH.store(columns.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+}
+
+fn width() -> Option<usize> {
+    Some(WIDTH.load(std::sync::atomic::Ordering::Relaxed)).filter(|&w| w > 0)
+}
+
+/// `Summary` over the table, indented, fit to the width, and the line under it.
 fn summary_table(s: &SummaryTable) -> String {
-    let mut t = Table::new(&s.columns, &s.right);
+    summary_table_at(s, width())
+}
+
+fn summary_table_at(s: &SummaryTable, width: Option<usize>) -> String {
+    let mut t = Table::new(s.columns, s.right);
     for row in &s.rows {
         t.row(row.clone());
     }
-    format!("{}\n{}", s.heading, t.render("  "))
+    let table = match width {
+        Some(w) => t.render_fit("  ", w, s.wrap),
+        None => t.render("  "),
+    };
+    let mut out = format!("{}\n{table}", s.heading);
+    if let Some(footer) = &s.footer {
+        out += &crate::report::table::wrap_words(footer, width.unwrap_or(usize::MAX)).join("\n");
+        out.push('\n');
+    }
+    out
 }
 
 /// `randread  2,522 IOPS = 97 % of the promised 2,600 IOPS  ok`, per check.
@@ -221,25 +248,45 @@ fn stored_run(run: &StoredRun) -> String {
         out += &format!(" · {}", labels_text(&r.labels));
     }
     out += "\n\n";
-    for o in &run.outcomes {
-        out += &outcome_text(o);
-        out.push('\n');
+    let texts: Vec<String> = run.outcomes.iter().map(outcome_text).collect();
+    match stored_summary(run) {
+        // As the command printed its document: each outcome and a blank line, then
+        // the summary (`Outcomes`)...
+        Some(summary) => {
+            for text in texts {
+                out += &text;
+                out.push('\n');
+            }
+            out + &summary_table(&summary)
+        }
+        // ... or its one outcome (`Single`); several without a summary (an index of
+        // several copy counts, a personality's jobs) a blank line apart.
+        None => out + &texts.join("\n"),
     }
-    let disk: Vec<Outcome> = run
-        .outcomes
-        .iter()
-        .filter(|o| o.workload == "disk")
-        .cloned()
-        .collect();
-    if !disk.is_empty() && r.command == "disk" {
-        out += &summary_table(&SummaryTable::disk(&disk));
+}
+
+/// The summary table the command of a stored run printed: `disk`'s and `run`'s.
+fn stored_summary(run: &StoredRun) -> Option<SummaryTable> {
+    let r = &run.info;
+    match r.command.as_str() {
+        "run" => {
+            let heading = crate::suite::run::heading(r.profile.as_deref());
+            Some(SummaryTable::areas(
+                heading,
+                &crate::suite::run::stored(run),
+            ))
+        }
+        "disk" => {
+            let disk: Vec<Outcome> = run
+                .outcomes
+                .iter()
+                .filter(|o| o.workload == "disk")
+                .cloned()
+                .collect();
+            (!disk.is_empty()).then(|| SummaryTable::disk(&disk))
+        }
+        _ => None,
     }
-    if r.command == "run" {
-        let heading = format!("Summary ({} profile)", r.profile.as_deref().unwrap_or("?"));
-        let lines = crate::suite::run::summarise(&run.outcomes);
-        out += &summary_table(&SummaryTable::areas(heading, &lines));
-    }
-    out
 }
 
 /// The stored runs `history` lists, one line each; nothing when there are none.
@@ -525,18 +572,6 @@ fn soak_list(soaks: &[Soak]) -> String {
     t.render("")
 }
 
-/// `min(3000 + 50/GiB, 50000)`: how a figure grows with the disk's size.
-fn formula(base: Option<f64>, per_gib: Option<f64>, max: Option<f64>) -> String {
-    match (base, per_gib, max) {
-        (Some(b), Some(p), Some(m)) if p > 0.0 => format!("min({b} + {p}/GiB, {m})"),
-        (Some(b), _, Some(m)) if b == m => format!("{b}"),
-        (Some(b), _, Some(m)) => format!("{b} (up to {m})"),
-        (Some(b), _, None) => format!("{b}"),
-        (None, _, Some(m)) => format!("up to {m}"),
-        _ => "-".into(),
-    }
-}
-
 /// The offers as a table (with what each gives at `size`), and how to read it.
 fn offers(o: &Offers) -> String {
     let mut headers = vec!["provider", "type", "model", "IOPS", "throughput"];
@@ -554,7 +589,6 @@ fn offers(o: &Offers) -> String {
 }
 
 fn offer_row(o: &DiskOffer, size: Option<u64>) -> Vec<String> {
-    let unit = o.mbps_unit.as_deref().unwrap_or("MB/s");
     let mut row = vec![
         o.provider.clone(),
         o.kind.clone(),
@@ -563,20 +597,11 @@ fn offer_row(o: &DiskOffer, size: Option<u64>) -> Vec<String> {
             o.model,
             if o.verified { "" } else { " (unverified)" }
         ),
-        formula(o.iops_base, o.iops_per_gib, o.iops_max),
-        format!(
-            "{} {unit}",
-            formula(o.mbps_base, o.mbps_per_gib, o.mbps_max)
-        ),
+        o.iops_text(),
+        o.throughput_text(),
     ];
     if let Some(bytes) = size {
-        let spec = format!("{}:{}:{bytes}", o.provider, o.kind.replace(' ', "_"));
-        // Tiers are matched by size, so evaluate each tier's own numbers.
-        let p = if o.model == "fixed-tier" {
-            None
-        } else {
-            crate::limits::promise(&spec).ok()
-        };
+        let p = o.at_size(bytes);
         row.push(
             p.as_ref()
                 .and_then(|p| p.iops)

@@ -8,6 +8,7 @@
 mod schema;
 pub mod soak;
 pub mod sqlite;
+pub mod steps;
 
 use crate::host::HostInfo;
 use crate::model::Outcome;
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 pub use schema::LATEST_VERSION;
+pub use steps::{StepProblem, StepStatus};
 
 /// `provider=aws`, `type=c6i.large`: free-form, one value per key.
 pub type Labels = BTreeMap<String, String>;
@@ -97,6 +99,10 @@ pub struct StoredRun {
     #[serde(flatten)]
     pub info: RunInfo,
     pub outcomes: Vec<Outcome>,
+    /// The steps of `hostbench run` that did not give their result, with the reason
+    /// the run printed (none for other commands, and for runs saved before schema 5).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<StepProblem>,
 }
 
 /// Which runs `history`, `export` and `compare` look at. Empty fields match all.
@@ -129,7 +135,12 @@ pub trait Store {
         Vec::new()
     }
     /// Saves one run in one transaction and returns its id.
-    fn save(&mut self, run: &NewRun) -> Result<i64, StoreError>;
+    fn save(&mut self, run: &NewRun) -> Result<i64, StoreError> {
+        self.save_with(run, &[])
+    }
+    /// Saves one run with the steps that did not give their result (`hostbench run`'s
+    /// skipped, failed and interrupted steps), in one transaction; returns its id.
+    fn save_with(&mut self, run: &NewRun, problems: &[StepProblem]) -> Result<i64, StoreError>;
     /// Runs matching `filter`, oldest first.
     fn list(&self, filter: &RunFilter) -> Result<Vec<RunInfo>, StoreError>;
     /// One run with its outcomes, or None when there is no such id.

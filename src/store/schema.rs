@@ -3,7 +3,8 @@
 //! Never edit a released migration: add the next one.
 //!
 //! The tables mirror the result model so a PostgreSQL backend can use the same shape:
-//! `hosts` (the machine), `runs` (one command invocation) with `labels`, `outcomes`
+//! `hosts` (the machine), `runs` (one command invocation) with `labels` and
+//! `run_problems` (the steps of `run` that did not give their result), `outcomes`
 //! (one per measurement), `metrics`, `histograms` + `histogram_buckets` (the sparse
 //! latency histogram) and `series` (one row per sample and value name); `soaks` and
 //! `soak_slices` for `hostbench soak`.
@@ -177,5 +178,22 @@ pub const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE runs ADD COLUMN command_line TEXT;
     ALTER TABLE outcomes ADD COLUMN params TEXT NOT NULL DEFAULT '{}';
+    ",
+    // 5: the steps of `hostbench run` that did not give their result (skipped,
+    // failed, interrupted) with the reason the run printed, so that `show` prints the
+    // summary the run printed. Runs saved before have none: their summary is the
+    // outcomes' alone, as it always was.
+    "
+    CREATE TABLE run_problems (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq    INTEGER NOT NULL,
+        -- the step's name (redis, bandwidth, disk, ...) and its summary area
+        step   TEXT NOT NULL,
+        area   TEXT NOT NULL,
+        -- failed, skipped, interrupted
+        status TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );
     ",
 ];

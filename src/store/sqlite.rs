@@ -5,7 +5,9 @@
 //! our `application_id` is ever written to.
 
 use super::schema::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
-use super::{NewRun, RunFilter, RunInfo, Store, StoreError, StoredRun, outcome_test};
+use super::{
+    NewRun, RunFilter, RunInfo, StepProblem, StepStatus, Store, StoreError, StoredRun, outcome_test,
+};
 use crate::host::{Cache, HostInfo};
 use crate::measure::histogram::Layout;
 use crate::model::{
@@ -326,6 +328,57 @@ impl SqliteStore {
         Ok(run_id)
     }
 
+    fn insert_problems(
+        tx: &Connection,
+        run_id: i64,
+        problems: &[StepProblem],
+    ) -> rusqlite::Result<()> {
+        for (seq, p) in problems.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO run_problems (run_id, seq, step, area, status, reason)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    run_id,
+                    seq as i64,
+                    p.step,
+                    p.area,
+                    p.status.as_str(),
+                    p.reason
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn load_problems(&self, run_id: i64) -> Result<Vec<StepProblem>, StoreError> {
+        let read = |e| self.err("read the run's steps", e);
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT step, area, status, reason FROM run_problems WHERE run_id = ?1
+                 ORDER BY seq",
+            )
+            .map_err(read)?;
+        let rows: Vec<(String, String, String, String)> = stmt
+            .query_map([run_id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(read)?;
+        rows.into_iter()
+            .map(|(step, area, status, reason)| {
+                let status = StepStatus::parse(&status)
+                    .ok_or_else(|| self.decode(format!("step status '{status}'")))?;
+                Ok(StepProblem {
+                    step,
+                    area,
+                    status,
+                    reason,
+                })
+            })
+            .collect()
+    }
+
     fn run_info(&self, row: &Row) -> rusqlite::Result<RunInfo> {
         Ok(RunInfo {
             id: row.get("id")?,
@@ -608,7 +661,7 @@ impl Store for SqliteStore {
         self.path.display().to_string()
     }
 
-    fn save(&mut self, run: &NewRun) -> Result<i64, StoreError> {
+    fn save_with(&mut self, run: &NewRun, problems: &[StepProblem]) -> Result<i64, StoreError> {
         let path = self.path.clone();
         let sql_err = |e| StoreError::sql(&path, "save the run", e);
         let tx = self
@@ -616,6 +669,7 @@ impl Store for SqliteStore {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql_err)?;
         let run_id = Self::insert_run(&tx, run).map_err(sql_err)?;
+        Self::insert_problems(&tx, run_id, problems).map_err(sql_err)?;
         tx.commit().map_err(sql_err)?;
         Ok(run_id)
     }
@@ -679,7 +733,12 @@ impl Store for SqliteStore {
             return Ok(None);
         };
         let outcomes = self.load_outcomes(id)?;
-        Ok(Some(StoredRun { info, outcomes }))
+        let problems = self.load_problems(id)?;
+        Ok(Some(StoredRun {
+            info,
+            outcomes,
+            problems,
+        }))
     }
 
     fn create_soak(&mut self, plan: &super::soak::SoakPlan) -> Result<i64, StoreError> {
@@ -1021,12 +1080,13 @@ mod tests {
     /// Turns a database back into what release `to` left (its runs saved by this
     /// build lose what later schemas added): the undo of each migration after `to`.
     pub(crate) fn rewind(path: &Path, to: u32) {
-        const UNDO: [&str; 4] = [
+        const UNDO: [&str; 5] = [
             "",
             "DROP INDEX runs_by_time; DROP INDEX runs_by_host; DROP INDEX labels_by_pair;
              DROP INDEX outcomes_by_workload; DROP INDEX hosts_by_name;",
             "DROP TABLE soak_slices; DROP TABLE soaks;",
             "ALTER TABLE runs DROP COLUMN command_line; ALTER TABLE outcomes DROP COLUMN params;",
+            "DROP TABLE run_problems;",
         ];
         assert_eq!(
             UNDO.len(),
@@ -1100,6 +1160,68 @@ mod tests {
             )
             .unwrap();
         assert_eq!(index, 1, "migration 2 ran");
+    }
+
+    fn problems() -> Vec<StepProblem> {
+        vec![
+            StepProblem {
+                step: "redis".into(),
+                area: "redis".into(),
+                status: StepStatus::Skipped,
+                reason: "redis-server not installed; give --redis URL".into(),
+            },
+            StepProblem {
+                step: "run".into(),
+                area: "run".into(),
+                status: StepStatus::Interrupted,
+                reason: "steps after the interruption did not run".into(),
+            },
+        ]
+    }
+
+    #[test]
+    fn skipped_and_interrupted_steps_are_kept_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = SqliteStore::open(&dir.path().join("r.db"), true).unwrap();
+        let run = NewRun {
+            command: "run",
+            command_line: &[],
+            labels: &BTreeMap::new(),
+            profile: Some("quick"),
+            outcomes: &[outcome()],
+        };
+        let with = store.save_with(&run, &problems()).unwrap();
+        let without = store.save(&run).unwrap();
+        assert_eq!(store.load(with).unwrap().unwrap().problems, problems());
+        assert!(store.load(without).unwrap().unwrap().problems.is_empty());
+    }
+
+    /// A database of schema 4 (before steps were kept) opens, its runs read back with
+    /// no steps, and new runs keep theirs.
+    #[test]
+    fn schema_4_database_migrates_and_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        let mut old = SqliteStore::open(&path, true).unwrap();
+        let id = save_one(&mut old, &outcome());
+        drop(old);
+        rewind(&path, 4);
+        assert_eq!(versions(&path), vec![1, 2, 3, 4]);
+
+        let mut store = SqliteStore::open(&path, false).unwrap();
+        assert_eq!(versions(&path), (1..=LATEST_VERSION).collect::<Vec<_>>());
+        let back = store.load(id).unwrap().unwrap();
+        assert!(back.problems.is_empty());
+        assert_eq!(back.outcomes.len(), 1);
+        let run = NewRun {
+            command: "run",
+            command_line: &[],
+            labels: &BTreeMap::new(),
+            profile: Some("quick"),
+            outcomes: &[outcome()],
+        };
+        let new = store.save_with(&run, &problems()).unwrap();
+        assert_eq!(store.load(new).unwrap().unwrap().problems, problems());
     }
 
     #[test]

@@ -588,6 +588,7 @@ mod tests {
                 host: HostInfo::default(),
             },
             outcomes,
+            problems: Vec::new(),
         }
     }
 

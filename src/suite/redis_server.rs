@@ -16,8 +16,51 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The note when there is nothing to measure against.
-pub const NOT_INSTALLED: &str = "redis-server not installed; give --redis URL";
+/// The note when there is nothing to measure against, with the command that installs
+/// a server on this distribution when /etc/os-release names a known one.
+pub fn not_installed() -> String {
+    let text = ["/etc/os-release", "/usr/lib/os-release"]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .unwrap_or_default();
+    not_installed_on(&text)
+}
+
+/// `not_installed` for the os-release text given.
+pub fn not_installed_on(os_release: &str) -> String {
+    match install_hint(os_release) {
+        Some(cmd) => format!("redis-server not installed: install it ({cmd}), or give --redis URL"),
+        None => "redis-server not installed: install it, or give --redis URL".into(),
+    }
+}
+
+/// The command that installs a Redis server, from an os-release text (`ID`, then each
+/// word of `ID_LIKE`): Debian and Ubuntu, Fedora and the RHEL family, SUSE, Alpine,
+/// Arch. None for a distribution it does not know.
+pub fn install_hint(os_release: &str) -> Option<&'static str> {
+    let field = |key: &str| {
+        os_release.lines().find_map(|line| {
+            let (k, v) = line.trim().split_once('=')?;
+            (k.trim() == key).then(|| v.trim().trim_matches(|c| c == '"' || c == '\'').to_string())
+        })
+    };
+    let id = field("ID").unwrap_or_default();
+    let like = field("ID_LIKE").unwrap_or_default();
+    std::iter::once(id.as_str())
+        .chain(like.split_whitespace())
+        .find_map(|word| match word.to_ascii_lowercase().as_str() {
+            "debian" | "ubuntu" | "linuxmint" | "pop" | "raspbian" => {
+                Some("apt install redis-server")
+            }
+            "fedora" | "rhel" | "centos" | "rocky" | "almalinux" => Some("dnf install redis"),
+            "opensuse" | "opensuse-leap" | "opensuse-tumbleweed" | "suse" | "sles" => {
+                Some("zypper install redis")
+            }
+            "alpine" => Some("apk add redis"),
+            "arch" | "manjaro" | "endeavouros" => Some("pacman -S redis"),
+            _ => None,
+        })
+}
 
 pub struct LocalRedis {
     child: Child,
@@ -177,6 +220,70 @@ fn spawn(binary: &Path, port: u16, dir: &Path) -> std::io::Result<Child> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_install_command_follows_the_distribution() {
+        let cases = [
+            (
+                "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\nVERSION_ID=\"12\"\n",
+                Some("apt install redis-server"),
+            ),
+            (
+                "NAME=\"Ubuntu\"\nID=ubuntu\nID_LIKE=debian\n",
+                Some("apt install redis-server"),
+            ),
+            (
+                "NAME=\"Linux Mint\"\nID=linuxmint\nID_LIKE=\"ubuntu debian\"\n",
+                Some("apt install redis-server"),
+            ),
+            (
+                "NAME=\"Fedora Linux\"\nID=fedora\n",
+                Some("dnf install redis"),
+            ),
+            (
+                "NAME=\"Rocky Linux\"\nID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\n",
+                Some("dnf install redis"),
+            ),
+            (
+                "NAME=\"AlmaLinux\"\nID=\"almalinux\"\nID_LIKE=\"rhel centos fedora\"\n",
+                Some("dnf install redis"),
+            ),
+            (
+                "NAME=\"Red Hat Enterprise Linux\"\nID=\"rhel\"\nID_LIKE=\"fedora\"\n",
+                Some("dnf install redis"),
+            ),
+            (
+                "NAME=\"openSUSE Tumbleweed\"\nID=\"opensuse-tumbleweed\"\nID_LIKE=\"opensuse suse\"\n",
+                Some("zypper install redis"),
+            ),
+            ("NAME=\"Alpine Linux\"\nID=alpine\n", Some("apk add redis")),
+            ("NAME=\"Arch Linux\"\nID=arch\n", Some("pacman -S redis")),
+            (
+                "NAME=\"Manjaro\"\nID=manjaro\nID_LIKE=arch\n",
+                Some("pacman -S redis"),
+            ),
+            // An unknown ID that names a known family in ID_LIKE.
+            (
+                "ID=mydistro\nID_LIKE='debian'\n",
+                Some("apt install redis-server"),
+            ),
+            // Unknown, empty, or a key that only ends in ID.
+            ("NAME=\"NixOS\"\nID=nixos\n", None),
+            ("", None),
+            ("VERSION_ID=debian\nVARIANT_ID=fedora\n", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(install_hint(text), want, "{text}");
+        }
+        assert_eq!(
+            not_installed_on("ID=fedora\n"),
+            "redis-server not installed: install it (dnf install redis), or give --redis URL"
+        );
+        assert_eq!(
+            not_installed_on("ID=nixos\n"),
+            "redis-server not installed: install it, or give --redis URL"
+        );
+    }
 
     #[test]
     fn starts_without_persistence_and_is_gone_when_dropped() {

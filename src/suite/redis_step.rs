@@ -4,7 +4,7 @@
 //! Every key it touches is under `KEY_PREFIX`; on a server that is not ours, those keys
 //! are removed afterwards.
 
-use super::redis_server::{LocalRedis, NOT_INSTALLED};
+use super::redis_server::{LocalRedis, not_installed};
 use super::redis_url::{RedisUrl, mask_password};
 use crate::host::HostInfo;
 use crate::measure::cputime::CpuTime;
@@ -96,7 +96,7 @@ pub fn run(plan: &RedisPlan, observer: &dyn Observer) -> Result<Outcome, RedisSt
             // when `server` goes out of scope, whatever happens in between.
             let server = LocalRedis::start()
                 .map_err(RedisStepError::Failed)?
-                .ok_or_else(|| RedisStepError::Unavailable(NOT_INSTALLED.into()))?;
+                .ok_or_else(|| RedisStepError::Unavailable(not_installed()))?;
             let spec = plan.spec(server.endpoint(), Setup::default());
             let mut o = measure(&spec, observer).map_err(|e| {
                 RedisStepError::Failed(format!("local redis-server: {}", e.message))

@@ -20,7 +20,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 use thiserror::Error;
 
-pub use super::summary::{Problem, Status, SummaryLine, summarise, summarise_with};
+pub use super::summary::{
+    Problem, Status, SummaryLine, heading, interrupted, not_measured, stored, summarise,
+    summarise_with,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -32,6 +35,17 @@ pub enum Profile {
     Standard,
     /// About an hour: long measurements that show throttling and noisy neighbours.
     Full,
+}
+
+impl Profile {
+    /// The name `--profile` takes, which the store keeps and the summary prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Quick => "quick",
+            Profile::Standard => "standard",
+            Profile::Full => "full",
+        }
+    }
 }
 
 /// One step of the job, ready to run.
@@ -99,7 +113,9 @@ impl Step {
     pub fn estimate(&self) -> Duration {
         match self {
             Step::Cpu(s) => s.run.time.unwrap_or_default() * s.threads.len() as u32,
-            Step::Bandwidth(s) => Duration::from_millis(150) * s.iterations as u32,
+            Step::Bandwidth(s) => s
+                .time
+                .unwrap_or(Duration::from_millis(150) * s.iterations.unwrap_or(1) as u32),
             Step::Latency(s) => s.time_per_size * 4 + Duration::from_secs(1),
             Step::Block(s) => s.run.time.unwrap_or_default(),
             Step::Disk(s) => s.tests.iter().map(|t| t.job.runtime + t.job.ramp).sum(),
@@ -190,7 +206,8 @@ pub fn plan(options: &Options) -> Vec<Step> {
         Step::Bandwidth(BandwidthSpec {
             threads: cpus,
             array_bytes: None,
-            iterations,
+            iterations: Some(iterations),
+            time: None,
         }),
         Step::Latency(LatencySpec {
             sizes: vec![],
@@ -330,6 +347,15 @@ mod tests {
             "{}",
             minutes(Profile::Full)
         );
+    }
+
+    /// The name the store keeps and the summary prints is the one `--profile` takes.
+    #[test]
+    fn profile_names_are_the_ones_clap_takes() {
+        use clap::ValueEnum;
+        for p in Profile::value_variants() {
+            assert_eq!(p.to_possible_value().unwrap().get_name(), p.name());
+        }
     }
 
     #[test]

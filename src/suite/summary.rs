@@ -1,18 +1,22 @@
 //! The closing summary of `hostbench run`: one line per area with its headline numbers
-//! and a plain-language verdict. Lines are computed from the outcomes alone, so a
-//! stored run (`hostbench show`) gets the same summary back; steps that failed or
-//! could not run add their line from the run itself.
+//! and a plain-language verdict. Lines are computed from the outcomes and the steps
+//! that did not give their result (`StepProblem`, kept with the run), nothing else,
+//! so a stored run (`hostbench show`) gets the summary back that the run printed.
 
-use crate::measure::stop_requested;
 use crate::model::{Outcome, Tier};
+use crate::store::{StepProblem, StepStatus, StoredRun};
 use crate::units::format_bits;
 use crate::units::format_ns;
+use crate::units::format_rate;
 use crate::units::thousands;
 use crate::workload::net::outcome::names;
 use serde::Serialize;
 
 /// The areas in the order the summary lists them.
 pub const AREAS: [&str; 6] = ["cpu", "memory", "disk", "network", "redis", "index"];
+
+/// The area of a problem that is the job's own (interrupted between steps).
+pub const RUN: &str = "run";
 
 /// One line of the closing summary.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -34,6 +38,16 @@ pub enum Status {
     Interrupted,
 }
 
+impl From<StepStatus> for Status {
+    fn from(s: StepStatus) -> Self {
+        match s {
+            StepStatus::Failed => Status::Failed,
+            StepStatus::Skipped => Status::Skipped,
+            StepStatus::Interrupted => Status::Interrupted,
+        }
+    }
+}
+
 impl SummaryLine {
     fn ok(area: &str, headline: String, verdict: impl Into<String>) -> Self {
         SummaryLine {
@@ -43,51 +57,87 @@ impl SummaryLine {
             status: Status::Ok,
         }
     }
+
+    fn problem(p: &StepProblem) -> Self {
+        SummaryLine {
+            area: p.area.clone(),
+            headline: p.status.as_str().into(),
+            verdict: p.reason.clone(),
+            status: p.status.into(),
+        }
+    }
 }
 
 /// A step that did not produce its area's result, as the run saw it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Problem {
-    pub area: &'static str,
-    pub status: Status,
-    pub message: String,
+pub type Problem = StepProblem;
+
+/// The job interrupted by Ctrl-C: its own line, after the areas.
+pub fn interrupted() -> StepProblem {
+    StepProblem {
+        step: RUN.into(),
+        area: RUN.into(),
+        status: StepStatus::Interrupted,
+        reason: "steps after the interruption did not run".into(),
+    }
 }
 
-/// The summary of stored outcomes (nothing known about failed steps).
+/// The summary of outcomes alone (nothing known about steps that gave none).
 pub fn summarise(outcomes: &[Outcome]) -> Vec<SummaryLine> {
     summarise_with(outcomes, &[])
 }
 
+/// The summary a stored run printed.
+pub fn stored(run: &StoredRun) -> Vec<SummaryLine> {
+    summarise_with(&run.outcomes, &run.problems)
+}
+
+/// `Summary (quick profile)`: the profile as `--profile` takes it.
+pub fn heading(profile: Option<&str>) -> String {
+    format!("Summary ({} profile)", profile.unwrap_or("?"))
+}
+
 /// The summary of a run: the outcomes' lines, and a line for each area whose step
-/// failed or was skipped (after the area's partial line, when it measured something).
-pub fn summarise_with(outcomes: &[Outcome], problems: &[Problem]) -> Vec<SummaryLine> {
+/// failed or was skipped (after the area's partial line, when it measured something);
+/// last, the job's interruption (kept as a problem, or seen in an outcome of a run
+/// saved before problems were kept).
+pub fn summarise_with(outcomes: &[Outcome], problems: &[StepProblem]) -> Vec<SummaryLine> {
     let mut lines = Vec::new();
     for area in AREAS {
         if let Some(line) = area_line(area, outcomes) {
             lines.push(line);
         }
         for p in problems.iter().filter(|p| p.area == area) {
-            lines.push(SummaryLine {
-                area: area.into(),
-                headline: match p.status {
-                    Status::Skipped => "skipped".into(),
-                    Status::Interrupted => "interrupted".into(),
-                    _ => "failed".into(),
-                },
-                verdict: p.message.clone(),
-                status: p.status,
-            });
+            lines.push(SummaryLine::problem(p));
         }
     }
-    if stop_requested() || outcomes.iter().any(|o| o.interrupted) {
-        lines.push(SummaryLine {
-            area: "run".into(),
-            headline: "interrupted".into(),
-            verdict: "steps after the interruption did not run".into(),
-            status: Status::Interrupted,
-        });
+    let mut run: Vec<SummaryLine> = problems
+        .iter()
+        .filter(|p| !AREAS.contains(&p.area.as_str()))
+        .map(SummaryLine::problem)
+        .collect();
+    if run.is_empty() && outcomes.iter().any(|o| o.interrupted) {
+        run.push(SummaryLine::problem(&interrupted()));
     }
+    lines.extend(run);
     lines
+}
+
+/// The summary's last line when an area was not measured: `Not measured: redis
+/// (skipped), network (failed).` (each line's verdict says why and what to do).
+pub fn not_measured(lines: &[SummaryLine]) -> Option<String> {
+    let missing: Vec<String> = lines
+        .iter()
+        .filter(|l| matches!(l.status, Status::Skipped | Status::Failed) && l.area != RUN)
+        .map(|l| {
+            let word = if l.status == Status::Skipped {
+                "skipped"
+            } else {
+                "failed"
+            };
+            format!("{} ({word})", l.area)
+        })
+        .collect();
+    (!missing.is_empty()).then(|| format!("Not measured: {}.", missing.join(", ")))
 }
 
 fn area_line(area: &str, outcomes: &[Outcome]) -> Option<SummaryLine> {
@@ -152,11 +202,12 @@ fn memory_line(bandwidth: Option<&Outcome>, latency: Option<&Outcome>) -> Summar
     });
     if let Some(t) = triad {
         let threads = t.threads.unwrap_or(1);
+        // In the unit the metric table prints (format_value): one unit per metric.
         parts.push(format!(
-            "triad {:.1} GB/s ({} threads, {:.1} GB/s each)",
-            t.value / 1e9,
+            "triad {} ({} threads, {} each)",
+            format_rate(t.value),
             threads,
-            t.value / 1e9 / threads as f64
+            format_rate(t.value / threads as f64)
         ));
     }
     let dram_ns = latency.and_then(|l| {
@@ -203,10 +254,10 @@ fn disk_line(tests: &[&Outcome]) -> SummaryLine {
         parts.push(format!("QD1 p50 {}", format_ns(ns)));
     }
     if let Some(v) = find("seqread", "read_bytes_per_sec") {
-        parts.push(format!("seq read {:.0} MiB/s", v / 1048576.0));
+        parts.push(format!("seq read {}", format_rate(v)));
     }
     if let Some(v) = find("seqwrite", "write_bytes_per_sec") {
-        parts.push(format!("seq write {:.0} MiB/s", v / 1048576.0));
+        parts.push(format!("seq write {}", format_rate(v)));
     }
     let fsync = find("fsync", "fsync_latency_p99");
     if let Some(ns) = fsync {
@@ -362,4 +413,70 @@ fn index_line(outcomes: &[&Outcome]) -> SummaryLine {
         verdict += "; quick mode figures are rough, not comparable with full runs";
     }
     SummaryLine::ok("index", headline, verdict)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::HostInfo;
+    use crate::model::{Metric, Unit};
+
+    fn cpu() -> Outcome {
+        let mut o = Outcome::new("cpu", serde_json::json!({}), HostInfo::default());
+        o.push(Metric::new("events_per_sec", 1000.0, Unit::EventsPerSec).threads(1));
+        o
+    }
+
+    fn skipped_redis() -> StepProblem {
+        StepProblem {
+            step: "redis".into(),
+            area: "redis".into(),
+            status: StepStatus::Skipped,
+            reason: "redis-server not installed: install it, or give --redis URL".into(),
+        }
+    }
+
+    /// A stored run's summary is the one its run printed: the skipped step's line in
+    /// its area's place, the interruption last, and the closing line naming what was
+    /// not measured.
+    #[test]
+    fn problems_make_their_lines_in_order() {
+        let outcomes = [cpu()];
+        let lines = summarise_with(&outcomes, &[interrupted(), skipped_redis()]);
+        let got: Vec<(&str, &str, Status)> = lines
+            .iter()
+            .map(|l| (l.area.as_str(), l.headline.as_str(), l.status))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("cpu", lines[0].headline.as_str(), Status::Ok),
+                ("redis", "skipped", Status::Skipped),
+                ("run", "interrupted", Status::Interrupted),
+            ]
+        );
+        assert_eq!(lines[1].verdict, skipped_redis().reason);
+        assert_eq!(
+            not_measured(&lines).as_deref(),
+            Some("Not measured: redis (skipped).")
+        );
+        assert_eq!(not_measured(&summarise(&outcomes)), None);
+    }
+
+    /// Runs saved before problems were kept: an interrupted outcome still gives the
+    /// run's line, once.
+    #[test]
+    fn an_interrupted_outcome_gives_one_run_line() {
+        let mut o = cpu();
+        o.interrupted = true;
+        for problems in [vec![], vec![interrupted()]] {
+            let lines = summarise_with(std::slice::from_ref(&o), &problems);
+            assert_eq!(lines.iter().filter(|l| l.area == RUN).count(), 1);
+        }
+    }
+
+    #[test]
+    fn heading_names_the_profile_as_typed() {
+        assert_eq!(heading(Some("quick")), "Summary (quick profile)");
+    }
 }

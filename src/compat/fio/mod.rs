@@ -22,7 +22,7 @@ use crate::measure::stop_requested;
 use crate::workload::disk::files;
 use crate::workload::disk::job::JobResult;
 use diskstats::DiskUtil;
-use execute::{lay_out, run_batch, summarise, warn_about_file_systems};
+use execute::{answered_in_submit, lay_out, run_batch, summarise, warn_about_file_systems};
 use jobfile::{Entry, Section};
 use plan::{Prepared, build_jobs, prepare};
 use stats::Report;
@@ -252,6 +252,16 @@ pub(in crate::compat) fn parse_args(args: &[String]) -> Result<Option<Invocation
     Ok(Some(inv))
 }
 
+/// The command line parsed and its jobs built (every option value parsed), for the
+/// parsers' fuzz test: nothing is opened or run.
+#[cfg(test)]
+pub(in crate::compat) fn parse_jobs(args: &[String]) -> Result<(), String> {
+    let Some(inv) = parse_args(args)? else {
+        return Ok(());
+    };
+    build_jobs(&inv).map(drop).map_err(|e| format!("{e:?}"))
+}
+
 /// `Sun Nov 29 21:41:37 2026`, local time, as fio prints it (ctime(3)'s layout).
 fn ctime(secs: i64) -> String {
     crate::host::local_time(secs, "%a %b %e %H:%M:%S %Y")
@@ -366,6 +376,9 @@ fn run(inv: &Invocation, record: &mut crate::compat::Record) -> Result<ExitCode,
         .filter_map(|w| w.finish())
         .collect();
     let (summary, outcomes) = summarise(&prepared, &finished, disks, global_options, start_ms);
+    for note in summary.reports.iter().flat_map(answered_in_submit) {
+        eprintln!("fio: note: {note}");
+    }
     for o in outcomes {
         record.keep(o);
     }

@@ -702,7 +702,7 @@ pub fn parse_size(v: &str, kb_base: u64) -> Result<u64, String> {
     let (num, suffix) = t.split_at(split);
     let suffix = suffix.trim().to_ascii_lowercase();
     let (letter, rest) = match suffix.chars().next() {
-        Some(c) => (Some(c), &suffix[1..]),
+        Some(c) => (Some(c), &suffix[c.len_utf8()..]),
         None => (None, ""),
     };
     let power = match letter {

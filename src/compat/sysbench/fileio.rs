@@ -176,14 +176,22 @@ fn prepare(s: &FileioSpec, log: &Log) -> Result<ExitCode, Fail> {
         s.total_size / 1048576,
         flags_text(s.extra_flags)
     ));
-    let (bytes, took) = fileio::prepare(s, &mut |name, action| {
+    let result = fileio::prepare(s, &mut |name, action| {
         log.notice(&match action {
             FileAction::Created => format!("Creating file {name}\n"),
             FileAction::Reused => format!("Reusing existing file {name}\n"),
             FileAction::Extended => format!("Extending existing file {name}\n"),
         })
-    })
-    .map_err(|e| Fail::Stdout(format!("FATAL: {e}\n")))?;
+    });
+    let (bytes, took) = match result {
+        Ok(done) => done,
+        // sysbench dies of the signal (the shell's 130); hostbench says how far it got.
+        Err(e @ fileio::FileioError::Interrupted { .. }) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(130));
+        }
+        Err(e) => return Err(Fail::Stdout(format!("FATAL: {e}\n"))),
+    };
     if bytes == 0 {
         log.notice("No bytes written.\n");
     } else {

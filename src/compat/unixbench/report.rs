@@ -1,7 +1,7 @@
 //! UnixBench 5.1.3's text report: the system header, then per copy count the
 //! `Benchmark Run` lines, one line per test, and the index table.
 
-use crate::workload::unixbench::{CopiesResult, SuiteResult, sorted};
+use crate::workload::unixbench::{CopiesResult, SuiteResult, index, sorted};
 use std::fmt::Write;
 use std::process::Command;
 use std::time::SystemTime;
@@ -167,6 +167,13 @@ pub fn render(system: &SystemInfo, result: &SuiteResult) -> String {
     }
     for note in &env.notes {
         let _ = writeln!(out, "Note: {note}");
+    }
+    if let Some(one) = result.runs.iter().find(|r| r.copies == 1) {
+        for many in &result.runs {
+            if let Some(note) = index::scaling_note(one, many) {
+                let _ = writeln!(out, "Note: {note}");
+            }
+        }
     }
     if result.interrupted {
         let _ = writeln!(

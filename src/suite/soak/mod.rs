@@ -29,7 +29,7 @@ pub const DEFAULT_WORKLOAD: [&str; 3] = ["disk", "--tests", "mixed"];
 pub const WORKLOADS: [(&str, &str); 5] = [
     ("cpu", "--time"),
     ("memory", "--time"),
-    ("disk", "--runtime"),
+    ("disk", "--time"),
     ("net", "--time"),
     ("redis", "--time"),
 ];
@@ -69,7 +69,7 @@ const UNSLICEABLE: [(&str, &str, &str); 3] = [
 /// How a slice applies its length to the workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Slicing {
-    /// A native command: this option gets the duration (`--time`, disk's `--runtime`).
+    /// A native command: this option gets the duration (`--time`).
     Option(&'static str),
     /// A personality: the duration goes in its environment, its outcomes come back in a
     /// file (`compat::keep`).
@@ -96,18 +96,7 @@ fn has_option(words: &[String], long: &str, short: Option<&str>) -> bool {
     })
 }
 
-/// The value of option `long` (`--long v` or `--long=v`).
-fn option_value<'a>(words: &'a [String], long: &str) -> Option<&'a str> {
-    words.iter().enumerate().find_map(|(i, w)| {
-        if w == long {
-            words.get(i + 1).map(String::as_str)
-        } else {
-            w.strip_prefix(long).and_then(|r| r.strip_prefix('='))
-        }
-    })
-}
-
-/// How `--duration` reaches `words`' workload, refusing workloads without a time
+/// How soak's `--time` reaches `words`' workload, refusing workloads without a time
 /// option and options the soak sets itself.
 pub fn slicing(words: &[String]) -> Result<Slicing, SpecError> {
     let Some(name) = words.first() else {
@@ -168,7 +157,7 @@ fn personality_slicing(words: &[String]) -> Result<(), SpecError> {
     }
 }
 
-/// The option of a native workload that `--duration` is given to, refusing workloads
+/// The option of a native workload that soak's `--time` is given to, refusing workloads
 /// without one and options the soak sets itself.
 pub fn time_option(words: &[String]) -> Result<&'static str, SpecError> {
     let Some(name) = words.first() else {
@@ -204,46 +193,15 @@ pub fn time_option(words: &[String]) -> Result<&'static str, SpecError> {
             "soak the client: `net TCP_STREAM HOST`, with `hostbench net serve` running on HOST",
         ));
     }
-    if name == "memory" {
-        let block_options = [
-            "--block-size",
-            "--total-size",
-            "--oper",
-            "--access",
-            "--scope",
-        ];
-        let mode = option_value(rest, "--mode")
-            .map(str::to_string)
-            .unwrap_or_else(|| {
-                if block_options.iter().any(|o| has_option(rest, o, None)) {
-                    "block".into()
-                } else if has_option(rest, "--sizes", None) {
-                    "latency".into()
-                } else {
-                    "bandwidth".into()
-                }
-            });
-        if mode == "bandwidth" {
-            return Err(SpecError::new(
-                "memory --mode bandwidth",
-                "has no time option (it runs --iterations passes), so --duration cannot apply",
-                "soak `memory --mode block` or `memory --mode latency`",
-            ));
-        }
-    }
     let short = (name == "net").then_some("-t");
     if has_option(rest, option, short) {
         return Err(SpecError::new(
             format!("{name} {option}"),
-            format!("soak sets the workload's {option} from its --duration"),
-            format!("drop {option} from the workload and give soak --duration"),
+            format!("soak sets the workload's {option} from its own --time"),
+            format!("drop {option} from the workload and give soak --time, before the workload"),
         ));
     }
-    let mut reserved = vec!["--json", "--no-save", "--label", "--results-db"];
-    if name != "redis" {
-        // redis's --db is the Redis database number; the store is --results-db.
-        reserved.push("--db");
-    }
+    let reserved = ["--json", "--no-save", "--label", "--db"];
     if let Some(opt) = reserved.iter().find(|o| has_option(rest, o, None)) {
         return Err(SpecError::new(
             format!("{name} {opt}"),
@@ -314,7 +272,7 @@ fn absolute_files(words: &mut [String]) -> Result<(), SpecError> {
     Ok(())
 }
 
-/// `--every`, `--for`, `--duration` checked together.
+/// `--every`, `--for`, `--time` checked together.
 pub fn check_schedule(
     every: Duration,
     total: Duration,
@@ -329,20 +287,20 @@ pub fn check_schedule(
     }
     if duration < Duration::from_millis(100) {
         return Err(SpecError::new(
-            format!("--duration {}", crate::units::format_duration(duration)),
+            format!("--time {}", crate::units::format_duration(duration)),
             "too short to measure anything",
-            "give e.g. --duration 10m (at least 100ms)",
+            "give e.g. --time 10m (at least 100ms)",
         ));
     }
     if duration > every {
         return Err(SpecError::new(
             format!(
-                "--duration {} with --every {}",
+                "--time {} with --every {}",
                 crate::units::format_duration(duration),
                 crate::units::format_duration(every)
             ),
             "a slice would run into the next one",
-            "make --duration at most --every",
+            "make --time at most --every",
         ));
     }
     if total.is_zero() {
@@ -679,23 +637,23 @@ mod tests {
     #[test]
     fn time_options_per_workload() {
         assert_eq!(time_option(&w("cpu --threads 1")).unwrap(), "--time");
-        assert_eq!(time_option(&w("disk --tests mixed")).unwrap(), "--runtime");
+        assert_eq!(time_option(&w("disk --tests mixed")).unwrap(), "--time");
         assert_eq!(time_option(&w("redis -c 4")).unwrap(), "--time");
         assert_eq!(time_option(&w("memory --mode block")).unwrap(), "--time");
         assert_eq!(time_option(&w("memory --block-size 1K")).unwrap(), "--time");
-        assert_eq!(time_option(&w("redis --db 3")).unwrap(), "--time");
+        assert_eq!(time_option(&w("redis --dbnum 3")).unwrap(), "--time");
+        assert_eq!(time_option(&w("memory")).unwrap(), "--time");
     }
 
     #[test]
     fn refusals_name_the_input() {
         let e = time_option(&w("fio --rw=randread")).unwrap_err();
         assert!(e.to_string().starts_with("workload 'fio'"), "{e}");
-        let e = time_option(&w("memory")).unwrap_err();
-        assert!(e.to_string().contains("bandwidth"), "{e}");
         let e = time_option(&w("cpu --time 5s")).unwrap_err();
         assert!(e.to_string().starts_with("cpu --time"), "{e}");
-        let e = time_option(&w("disk --runtime=5s")).unwrap_err();
-        assert!(e.to_string().starts_with("disk --runtime"), "{e}");
+        let e = time_option(&w("disk --time=5s")).unwrap_err();
+        assert!(e.to_string().starts_with("disk --time"), "{e}");
+        assert!(time_option(&w("redis --db x.db")).is_err());
         let e = time_option(&w("net TCP_STREAM h -t5")).unwrap_err();
         assert!(e.to_string().starts_with("net --time"), "{e}");
         assert!(time_option(&w("net serve")).is_err());
@@ -721,8 +679,7 @@ mod tests {
         assert!(check_schedule(s("2s"), s("7s"), s("1s")).is_ok());
         let e = check_schedule(s("1m"), s("1h"), s("2m")).unwrap_err();
         assert!(
-            e.to_string()
-                .contains("--duration 2m00s with --every 1m00s"),
+            e.to_string().contains("--time 2m00s with --every 1m00s"),
             "{e}"
         );
         assert!(check_schedule(s("1h"), s("0s"), s("1m")).is_err());

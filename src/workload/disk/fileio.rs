@@ -250,6 +250,12 @@ pub enum FileioError {
         errno: i32,
         message: String,
     },
+    /// Ctrl-C during `prepare`: the file being written is left as long as it got, so
+    /// the next `prepare` extends it (as it extends any short file).
+    #[error(
+        "interrupted while writing '{name}': {written} bytes written in all; run prepare again to finish the files"
+    )]
+    Interrupted { name: String, written: u64 },
 }
 
 fn io_error(op: &'static str, name: &str, offset: u64, e: &io::Error) -> FileioError {
@@ -305,6 +311,9 @@ pub fn prepare(
         // Whole blocks, as sysbench writes them: a file ends on a block boundary.
         let mut offset = have - have % spec.block_size as u64;
         while offset < size {
+            if crate::measure::stop_requested() {
+                return Err(FileioError::Interrupted { name, written });
+            }
             let n = spec.block_size;
             file.write_all_at(&block[..n], offset)
                 .map_err(|e| io_error("write", &name, offset, &e))?;

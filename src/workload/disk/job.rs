@@ -236,6 +236,10 @@ pub struct FioTimes {
     pub lat: FioHistogram,
     /// Exact completion-latency classes (fio's `lat (usec): 250=…%` rows).
     pub classes: LatencyClasses,
+    /// Requests the device answered before the call that submitted them returned.
+    /// fio's clat starts when that call returns, so theirs is only the time to reap
+    /// them (well under a microsecond) and the device's time is in their slat.
+    pub answered_in_submit: u64,
 }
 
 /// Counts and latencies of one direction (or of the syncs).
@@ -265,8 +269,9 @@ impl DirStats {
         }
     }
 
-    /// `slat_ns`: time from queueing to submission, when the engine has one.
-    fn record(&mut self, bytes: u64, lat_ns: u64, slat_ns: Option<u64>) {
+    /// `slat_ns`: time from queueing to submission, when the engine has one;
+    /// `answered_in_submit`: the request was complete when its submission returned.
+    fn record(&mut self, bytes: u64, lat_ns: u64, slat_ns: Option<u64>, answered_in_submit: bool) {
         self.ops += 1;
         self.bytes += bytes;
         self.latency.record(lat_ns as f64);
@@ -284,6 +289,7 @@ impl DirStats {
             }
             f.classes
                 .record(lat_ns.saturating_sub(slat_ns.unwrap_or(0)));
+            f.answered_in_submit += u64::from(answered_in_submit);
         }
     }
 
@@ -299,6 +305,7 @@ impl DirStats {
             a.clat.merge(&b.clat);
             a.lat.merge(&b.lat);
             a.classes.merge(&b.classes);
+            a.answered_in_submit += b.answered_in_submit;
         }
     }
 }
@@ -604,6 +611,8 @@ struct Slot {
     len: usize,
     queued_at: Instant,
     submitted_at: Option<Instant>,
+    /// Its completion was already posted when the submission call returned.
+    answered_in_submit: bool,
 }
 
 impl Slot {
@@ -615,6 +624,7 @@ impl Slot {
             len,
             queued_at: Instant::now(),
             submitted_at: None,
+            answered_in_submit: false,
         }
     }
 }
@@ -665,6 +675,8 @@ struct Worker<'a> {
     /// Slots queued in this round; those before `submitted_upto` are submitted.
     fresh: Vec<usize>,
     submitted_upto: usize,
+    /// Slots whose completion the engine had posted after the last submission.
+    posted: Vec<usize>,
     done: Vec<Completion>,
     in_flight: usize,
     read: DirStats,
@@ -751,6 +763,7 @@ impl<'a> Worker<'a> {
             free: (0..depth).rev().collect(),
             fresh: Vec::with_capacity(depth),
             submitted_upto: 0,
+            posted: Vec::with_capacity(depth),
             done: Vec::with_capacity(depth),
             in_flight: 0,
             read: DirStats::new(plan.detailed),
@@ -976,12 +989,22 @@ impl<'a> Worker<'a> {
         )
     }
 
-    /// Submits the requests queued since the last submission and stamps their time.
+    /// Submits the requests queued since the last submission and stamps their time
+    /// (as fio does, when the submission call returned), marking those the device
+    /// had already answered by then.
     fn submit_pending(&mut self) -> Result<(), JobError> {
         self.engine.submit().map_err(|e| self.submit_error(e))?;
         let t = Instant::now();
-        for &s in &self.fresh[self.submitted_upto..] {
+        let batch = &self.fresh[self.submitted_upto..];
+        for &s in batch {
             self.slots[s].submitted_at = Some(t);
+        }
+        self.posted.clear();
+        self.engine.posted(&mut self.posted);
+        for &s in &self.posted {
+            if batch.contains(&s) {
+                self.slots[s].answered_in_submit = true;
+            }
         }
         self.submit_batches[batch_bucket(self.fresh.len() - self.submitted_upto)] += 1;
         self.submitted_upto = self.fresh.len();
@@ -1074,16 +1097,18 @@ impl<'a> Worker<'a> {
         let window = &mut self.windows[w];
         match s.op {
             Op::Read => {
-                self.read.record(s.len as u64, lat, slat);
+                self.read
+                    .record(s.len as u64, lat, slat, s.answered_in_submit);
                 window[0] += 1;
                 window[2] += s.len as u64;
             }
             Op::Write => {
-                self.write.record(s.len as u64, lat, slat);
+                self.write
+                    .record(s.len as u64, lat, slat, s.answered_in_submit);
                 window[1] += 1;
                 window[3] += s.len as u64;
             }
-            Op::Datasync | Op::Fsync => self.sync.record(0, lat, None),
+            Op::Datasync | Op::Fsync => self.sync.record(0, lat, None, false),
         }
         self.last_counted = t;
         true

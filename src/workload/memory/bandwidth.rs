@@ -3,6 +3,8 @@
 //! threads. Every thread allocates and first-touches its own slice, so pages land on
 //! its NUMA node. Each kernel's best time over iterations 2..N gives its rate, as STREAM
 //! reports. These are our kernels, not McCalpin's STREAM: call them STREAM-like.
+//! Passes are counted (STREAM's way) or repeated for a time (as every other workload's
+//! `--time`; sysbench's memory test runs for its time too), or both, whichever ends first.
 
 use super::working_set;
 use crate::host::{self, HostInfo};
@@ -15,29 +17,56 @@ use crate::workload::{SpecError, check_threads};
 use serde::Serialize;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct BandwidthSpec {
     pub threads: usize,
     /// Bytes per array; `None` picks max(4 x LLC, 64 MiB).
     pub array_bytes: Option<u64>,
-    /// Timed passes over the four kernels; the first is a warm-up.
-    pub iterations: usize,
+    /// Timed passes over the four kernels; the first is a warm-up. `None`: as many as
+    /// `time` allows.
+    pub iterations: Option<usize>,
+    /// Repeat passes until this long has passed since the first began (two passes at
+    /// least, so one is measured after the warm-up).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<Duration>,
 }
 
 pub const KERNELS: [(&str, u64); 4] = [("copy", 16), ("scale", 16), ("add", 24), ("triad", 24)];
-const SCALAR: f64 = 3.0;
+/// STREAM's scalar is 3, which multiplies the arrays' values by 15 a pass: past about
+/// 260 passes (a time-bounded run on small arrays makes thousands) they overflow to
+/// infinity and the check fails. With s = sqrt(2) - 1 a pass multiplies them by
+/// 2s + s^2 = 1, so they stay put however long the run; the bytes moved and the
+/// arithmetic per element are the same.
+const SCALAR: f64 = std::f64::consts::SQRT_2 - 1.0;
 
 impl BandwidthSpec {
     pub fn validate(&self) -> Result<(), SpecError> {
         check_threads(self.threads)?;
-        if self.iterations < 2 {
-            return Err(SpecError::new(
-                format!("iterations={}", self.iterations),
-                "the first pass only warms up, so at least 2 are needed",
-                "use 2 or more (STREAM uses 10)",
-            ));
+        match (self.iterations, self.time) {
+            (Some(n), _) if n < 2 => {
+                return Err(SpecError::new(
+                    format!("iterations={n}"),
+                    "the first pass only warms up, so at least 2 are needed",
+                    "use 2 or more (STREAM uses 10)",
+                ));
+            }
+            (None, None) => {
+                return Err(SpecError::new(
+                    "bandwidth",
+                    "neither a pass count nor a time: the run would not end",
+                    "give --iterations or --time",
+                ));
+            }
+            (_, Some(t)) if t.is_zero() => {
+                return Err(SpecError::new(
+                    "time=0",
+                    "no time to measure in",
+                    "give a duration such as 10s, or --iterations",
+                ));
+            }
+            _ => {}
         }
         if let Some(b) = self.array_bytes
             && b < 8 * self.threads as u64 * 1024
@@ -85,22 +114,32 @@ pub fn run(spec: &BandwidthSpec, observer: &dyn Observer) -> Result<Outcome, Spe
 
     let barrier = Barrier::new(threads);
     let quit = AtomicBool::new(false);
+    let interrupted = AtomicBool::new(false);
+    let passes = spec.iterations.unwrap_or(usize::MAX);
     let start = Instant::now();
     let cpu_before = CpuTime::now();
     // times[iteration][kernel], measured by thread 0 between two barriers.
     let (times, valid) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let (barrier, quit) = (&barrier, &quit);
+                let (barrier, quit, interrupted) = (&barrier, &quit, &interrupted);
                 scope.spawn(move || {
                     let mut a = vec![1.0f64; per_thread];
                     let mut b = vec![2.0f64; per_thread];
                     let mut c = vec![0.0f64; per_thread];
                     a.iter_mut().for_each(|x| *x *= 2.0);
                     let mut times = Vec::new();
-                    for _ in 0..spec.iterations {
-                        if t == 0 && stop_requested() {
-                            quit.store(true, Ordering::Relaxed);
+                    // The time counts from the first pass: allocating is not measuring.
+                    let mut began = None;
+                    for _ in 0..passes {
+                        if t == 0 {
+                            let began = *began.get_or_insert_with(Instant::now);
+                            if stop_requested() {
+                                interrupted.store(true, Ordering::Relaxed);
+                                quit.store(true, Ordering::Relaxed);
+                            } else if time_is_up(spec.time, began, times.len()) {
+                                quit.store(true, Ordering::Relaxed);
+                            }
                         }
                         barrier.wait();
                         if quit.load(Ordering::Relaxed) {
@@ -150,7 +189,7 @@ pub fn run(spec: &BandwidthSpec, observer: &dyn Observer) -> Result<Outcome, Spe
     outcome.elapsed_s = elapsed.as_secs_f64();
     let cpu = CpuTime::now().since(&cpu_before);
     outcome.cpu_time = CpuUse::over(&cpu, elapsed);
-    outcome.interrupted = times.len() < spec.iterations;
+    outcome.interrupted = interrupted.load(Ordering::Relaxed);
     let ws = working_set(3 * elements as u64 * 8, &outcome.host);
     for (k, (name, bytes_per_element)) in KERNELS.iter().enumerate() {
         // Skip the warm-up pass when there is more than one.
@@ -187,6 +226,12 @@ pub fn run(spec: &BandwidthSpec, observer: &dyn Observer) -> Result<Outcome, Spe
             .note("interrupted: the run was stopped early; figures cover the passes that finished");
     }
     Ok(outcome)
+}
+
+/// A time-bounded run ends once its time has passed, but not before a pass after the
+/// warm-up has been measured.
+fn time_is_up(time: Option<Duration>, began: Instant, passes_done: usize) -> bool {
+    time.is_some_and(|t| passes_done >= 2 && began.elapsed() >= t)
 }
 
 fn copy(a: &[f64], c: &mut [f64]) {
@@ -239,7 +284,8 @@ mod tests {
         let spec = BandwidthSpec {
             threads: 2,
             array_bytes: Some(1 << 20),
-            iterations: 3,
+            iterations: Some(3),
+            time: None,
         };
         let out = run(&spec, &crate::workload::runner::Quiet).unwrap();
         let kernels: Vec<_> = out
@@ -254,6 +300,60 @@ mod tests {
             "{:?}",
             out.notes
         );
+    }
+
+    /// The passes of a run, from its note ("best of N passes") plus the warm-up.
+    fn passes(out: &Outcome) -> usize {
+        let note = out.notes.iter().find(|n| n.contains("best of")).unwrap();
+        let n = note.split("best of ").nth(1).unwrap();
+        n.split(' ').next().unwrap().parse::<usize>().unwrap() + 1
+    }
+
+    #[test]
+    fn a_time_bounded_run_repeats_passes_for_its_time() {
+        let spec = BandwidthSpec {
+            threads: 1,
+            array_bytes: Some(256 << 10),
+            iterations: None,
+            time: Some(Duration::from_millis(300)),
+        };
+        let out = run(&spec, &crate::workload::runner::Quiet).unwrap();
+        assert!(out.elapsed_s >= 0.3, "ran {} s", out.elapsed_s);
+        assert!(passes(&out) > 2, "{:?}", out.notes);
+        assert!(!out.interrupted);
+        assert_eq!(out.metrics.len(), 4);
+        assert!(
+            !out.notes.iter().any(|n| n.contains("FAILED")),
+            "{:?}",
+            out.notes
+        );
+    }
+
+    #[test]
+    fn passes_and_time_end_at_whichever_comes_first() {
+        let spec = BandwidthSpec {
+            threads: 1,
+            array_bytes: Some(256 << 10),
+            iterations: Some(3),
+            time: Some(Duration::from_secs(3600)),
+        };
+        let out = run(&spec, &crate::workload::runner::Quiet).unwrap();
+        assert_eq!(passes(&out), 3, "{:?}", out.notes);
+        assert!(!out.interrupted);
+    }
+
+    #[test]
+    fn a_run_needs_an_end() {
+        let spec = |iterations, time| BandwidthSpec {
+            threads: 1,
+            array_bytes: None,
+            iterations,
+            time,
+        };
+        assert!(spec(None, None).validate().is_err());
+        assert!(spec(Some(1), None).validate().is_err());
+        assert!(spec(None, Some(Duration::ZERO)).validate().is_err());
+        assert!(spec(None, Some(Duration::from_secs(1))).validate().is_ok());
     }
 
     #[test]

@@ -144,6 +144,55 @@ pub fn report_order(a: &Test, b: &Test) -> std::cmp::Ordering {
     a.label.as_bytes().cmp(b.label.as_bytes())
 }
 
+/// How far a copy count's gain over one copy may exceed the copy count before it is
+/// explained: 10 % above, so run-to-run noise on a test that scales perfectly does not
+/// draw a note.
+const BEYOND_COPIES: f64 = 1.10;
+
+/// A note for a copy count whose tests scored more than the copy count times their
+/// 1-copy score (`one`), with the likely reason; `None` when none did. A reader seeing
+/// context1 at 7x with two copies otherwise suspects the tool; the known cause is that
+/// one copy's pair of processes wakes each other across idle CPUs, and an idle CPU's
+/// wake-up latency is what the 1-copy run measures.
+pub fn scaling_note(one: &super::CopiesResult, many: &super::CopiesResult) -> Option<String> {
+    if one.copies != 1 || many.copies <= 1 {
+        return None;
+    }
+    let n = many.copies as f64;
+    let one_score = |name: &str| {
+        one.tests
+            .iter()
+            .find(|t| t.test.name == name)
+            .and_then(|t| Some(t.score.as_ref()?.value))
+    };
+    let beyond: Vec<String> = many
+        .tests
+        .iter()
+        .filter_map(|t| {
+            let gain = t.score.as_ref()?.value / one_score(t.test.name)?;
+            (gain > n * BEYOND_COPIES).then(|| format!("{} {gain:.1}x", t.test.name))
+        })
+        .collect();
+    if beyond.is_empty() {
+        return None;
+    }
+    let mut note = format!(
+        "at {} copies {} the 1-copy score, beyond the copy count",
+        many.copies,
+        beyond.join(", ")
+    );
+    if let (Some(m), Some(o)) = (&many.index, &one.index) {
+        let gain = m.score / o.score;
+        if gain > n * BEYOND_COPIES {
+            note += &format!(" (and the index {gain:.1}x, through them)");
+        }
+    }
+    note += ": with one copy, processes that wake each other (pipes, context switches, \
+             spawns) wait for an idle CPU to wake up; with every CPU busy they do not, so \
+             such tests gain more than the copies add";
+    Some(note)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,7 @@ pub mod program;
 pub mod shell;
 pub mod whetstone;
 
+use crate::measure::cputime::CpuTime;
 use crate::workload::SpecError;
 use crate::workload::observe::{Observer, Progress, Snapshot};
 use catalogue::{Repeat, Test};
@@ -78,7 +79,7 @@ impl UnixbenchSpec {
                 return Err(SpecError::new(
                     "seconds",
                     "custom durations only exist in quick mode",
-                    "add --quick, or drop --seconds to run UnixBench's durations",
+                    "add --quick, or drop --time to run UnixBench's durations",
                 ));
             }
             if !(0.05..=3600.0).contains(&s) {
@@ -144,6 +145,9 @@ pub struct CopiesResult {
     /// Tests skipped because UnixBench 5.1.3 runs system tests with at most 16 copies.
     pub skipped: Vec<&'static str>,
     pub index: Option<Index>,
+    /// CPU time of hostbench and of every program it ran for this copy count (the
+    /// copies are child processes, so their own rusage is what counts).
+    pub cpu: CpuTime,
 }
 
 mod unix_seconds {
@@ -319,6 +323,7 @@ impl Suite<'_> {
     fn copies_run(&self, tests: &[Test], copies: usize) -> Result<(CopiesResult, bool), RunError> {
         let started = SystemTime::now();
         let started_at = crate::host::now_rfc3339();
+        let cpu_before = CpuTime::with_children_now();
         let mut results = Vec::new();
         let mut skipped = Vec::new();
         let mut interrupted = false;
@@ -348,6 +353,7 @@ impl Suite<'_> {
             index: index::index(&scores),
             tests: results,
             skipped,
+            cpu: CpuTime::with_children_now().since(&cpu_before),
         };
         Ok((run, interrupted))
     }

@@ -107,7 +107,12 @@ fn copies_outcome(
     for note in &result.environment.notes {
         o.note(note.clone());
     }
-    o.note("CPU use is not measured for the index: its copies run in child processes");
+    let one = result.runs.iter().find(|r| r.copies == 1);
+    if let Some(note) = one.and_then(|one| super::index::scaling_note(one, run)) {
+        o.note(note);
+    }
+    o.cpu_time =
+        crate::model::CpuUse::over(&run.cpu, std::time::Duration::from_secs_f64(o.elapsed_s));
     o
 }
 
@@ -147,6 +152,7 @@ mod tests {
                 score,
             }],
             skipped: vec![],
+            cpu: Default::default(),
         }
     }
 
@@ -207,5 +213,66 @@ mod tests {
             .collect();
         assert_eq!(tests_param(&names), "index");
         assert_eq!(tests_param(&["pipe", "syscall"]), "pipe,syscall");
+    }
+
+    #[test]
+    fn a_gain_beyond_the_copy_count_is_explained() {
+        let spec = UnixbenchSpec {
+            tests: vec!["dhry2reg"],
+            copies: vec![1, 2],
+            iterations: Some(1),
+            quick: true,
+            seconds: Some(0.2),
+            dir: std::env::temp_dir(),
+        };
+        let result = |two_rate: f64| SuiteResult {
+            runs: vec![copies_run(1, 1_000_000.0), copies_run(2, two_rate)],
+            quick: true,
+            environment: Environment::detect(),
+            interrupted: false,
+        };
+        let notes = |two_rate: f64| {
+            to_outcomes(&spec, &result(two_rate), HostInfo::default())
+                .into_iter()
+                .map(|o| o.notes)
+                .collect::<Vec<_>>()
+        };
+        let beyond = |n: &String| n.contains("beyond the copy count");
+        // Two copies at 7x one: explained on the 2-copy outcome only.
+        let seven = notes(7_000_000.0);
+        assert!(!seven[0].iter().any(beyond), "{:?}", seven[0]);
+        let note = seven[1].iter().find(|n| beyond(n)).expect("a note");
+        assert!(note.contains("dhry2reg 7.0x"), "{note}");
+        assert!(note.contains("index 7.0x"), "{note}");
+        // 2.1x with two copies is within the margin: no note.
+        assert!(!notes(2_100_000.0)[1].iter().any(beyond));
+    }
+
+    #[test]
+    fn cpu_use_is_the_copies_own() {
+        let spec = UnixbenchSpec {
+            tests: vec!["dhry2reg"],
+            copies: vec![1],
+            iterations: Some(1),
+            quick: true,
+            seconds: Some(0.2),
+            dir: std::env::temp_dir(),
+        };
+        let mut run = copies_run(1, 1_000_000.0);
+        run.cpu = crate::measure::cputime::CpuTime {
+            user_s: 11.0,
+            system_s: 1.0,
+        };
+        let result = SuiteResult {
+            runs: vec![run],
+            quick: true,
+            environment: Environment::detect(),
+            interrupted: false,
+        };
+        let o = &to_outcomes(&spec, &result, HostInfo::default())[0];
+        assert_eq!(o.cpu_time.user_s, 11.0);
+        // 12 s of CPU over the run's 12 s: one CPU busy.
+        assert!((o.cpu_time.utilisation - 1.0).abs() < 1e-9);
+        assert!(!o.notes.iter().any(|n| n.contains("not measured")));
     }
 }

@@ -229,6 +229,51 @@ fn json_round_trips_are_nanoseconds_and_bounded() {
     drop(open);
 }
 
+/// A result file from before percentiles were bounded (a p99.9 above the max beside
+/// it, as `disk` printed `p99.9 15.88 ms` over `max 15.84 ms`) reads back bounded.
+#[test]
+fn an_old_result_file_reads_back_bounded() {
+    let open = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = open.local_addr().unwrap().port().to_string();
+    let o = common::run(&[
+        "ping",
+        "--tcp",
+        &port,
+        "-c",
+        "3",
+        "-i",
+        "0.002",
+        "127.0.0.1",
+        "--json",
+    ]);
+    drop(open);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let mut j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let max = common::metric(&j, "rtt_max");
+    let beyond = max * 1.006;
+    for m in j["metrics"].as_array_mut().unwrap() {
+        if m["name"] == "rtt_p99.9" {
+            m["value"] = beyond.into();
+        }
+    }
+    j["latency"]["percentiles"][4]["ns"] = beyond.into();
+    let file = common::data_home().join("old.json");
+    std::fs::write(&file, j.to_string()).unwrap();
+    let o = common::run(&[
+        "report",
+        "--input",
+        file.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let back = &doc["outcomes"][0];
+    assert_eq!(common::metric(back, "rtt_p99.9"), max);
+    assert_eq!(back["latency"]["percentiles"][4]["ns"].as_f64(), Some(max));
+    assert_eq!(back["latency"]["percentiles"][4]["p"].as_f64(), Some(99.9));
+}
+
 #[test]
 fn bad_input_exits_2() {
     for args in [

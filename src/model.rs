@@ -72,6 +72,12 @@ impl Outcome {
     }
 
     /// Records one of the settings that identify the measurement (see `params`).
+    /// Stopped before its measured part began (Ctrl-C during a warm-up or a ramp): its
+    /// figures are zeros that say nothing, so it is neither shown as a result nor kept.
+    pub fn measured_nothing(&self) -> bool {
+        self.interrupted && self.elapsed_s <= 0.0
+    }
+
     pub fn param(&mut self, name: &str, value: impl ToString) {
         self.params.insert(name.into(), value.to_string());
     }

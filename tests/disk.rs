@@ -191,6 +191,49 @@ fn ctrl_c_removes_the_files() {
     assert!(leftovers(dir.path()).is_empty());
 }
 
+/// Ctrl-C during the warm-up: nothing was measured, so no table of zeros is printed
+/// and no run is saved (it was kept as "0.00 IOPS, 0.0 ns").
+#[test]
+fn ctrl_c_during_the_warm_up_keeps_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let child = hostbench()
+        .args(["disk", "--dir", data.to_str().unwrap(), "--size", "16M"])
+        .args(["--tests", "randread", "--time", "5s", "--warmup", "30s"])
+        .args(["--db", db.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains(
+            "randread was stopped during its warm-up (--warmup 30.0s): nothing was measured"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("saved as run"), "{err}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("ops/s"));
+    let history = hostbench()
+        .args(["history", "--json", "--db", db.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&history.stdout).unwrap();
+    assert_eq!(
+        v["runs"].as_array().map(Vec::len),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&history.stdout)
+    );
+}
+
 /// A disk of known speed: the blkio cgroup (v1) throttles this process's reads of the
 /// device under the test directory, and the measurement must land on the limit, from
 /// above as from below: a figure inflated by the way it is computed fails as a low

@@ -366,6 +366,35 @@ fn writing_a_block_device_needs_a_flag() {
     assert!(dev.untouched(), "{} was written", dev.path);
 }
 
+/// Ctrl-C during the ramp: fio's report of zeros is printed as fio prints it, but
+/// the run is not kept (it measured nothing).
+#[test]
+fn ctrl_c_during_the_ramp_keeps_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("runs.db");
+    let child = hostbench()
+        .current_dir(dir.path())
+        .env("HOSTBENCH_DB", &db)
+        .env("HOSTBENCH_DEBUG", "1")
+        .args(["fio", "--name=ramp", "--size=16m", "--rw=randread"])
+        .args(["--ramp_time=30", "--runtime=5", "--time_based"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not kept: interrupted before anything was measured"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("kept as run"), "{}", stderr(&out));
+}
+
 #[test]
 fn ctrl_c_prints_what_ran() {
     let dir = tempfile::tempdir().unwrap();

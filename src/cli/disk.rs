@@ -1,5 +1,6 @@
 use super::save::SaveArgs;
 use super::{CliError, finished, parse_duration, parse_size, parse_thread_count, print_doc};
+use crate::model::Outcome;
 use crate::progress::{Expect, Progress};
 use crate::report::{Document, Format, Outcomes, SummaryTable};
 use crate::workload::disk::engine::EngineKind;
@@ -182,6 +183,10 @@ pub fn execute(args: DiskArgs) -> Result<ExitCode, CliError> {
     };
     progress.finish();
     let interrupted = crate::measure::stop_requested() || outcomes.iter().any(|o| o.interrupted);
+    let outcomes = drop_unmeasured(&spec, outcomes);
+    if outcomes.is_empty() {
+        return Ok(finished(interrupted));
+    }
     let expectation = promise
         .as_ref()
         .map(|p| args.expect.expectation(p, &outcomes));
@@ -197,4 +202,24 @@ pub fn execute(args: DiskArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::from(1));
     }
     Ok(finished(interrupted))
+}
+
+/// The tests stopped before their measured part (Ctrl-C during the warm-up) gave zeros
+/// that mean nothing: they are said so on stderr, and neither shown nor saved.
+fn drop_unmeasured(spec: &DiskSpec, outcomes: Vec<Outcome>) -> Vec<Outcome> {
+    spec.tests
+        .iter()
+        .zip(outcomes)
+        .filter_map(|(test, o)| {
+            if !o.measured_nothing() {
+                return Some(o);
+            }
+            eprintln!(
+                "hostbench: {} was stopped during its warm-up (--warmup {}): nothing was measured, so nothing is shown or saved",
+                test.name,
+                crate::units::format_duration(test.job.ramp)
+            );
+            None
+        })
+        .collect()
 }

@@ -88,6 +88,11 @@ impl SaveArgs {
         outcomes: &[Outcome],
         problems: &[StepProblem],
     ) -> Result<Option<i64>, CliError> {
+        let outcomes: Vec<Outcome> = outcomes
+            .iter()
+            .filter(|o| !o.measured_nothing())
+            .cloned()
+            .collect();
         if !self.saving() || outcomes.is_empty() {
             return Ok(None);
         }
@@ -102,7 +107,7 @@ impl SaveArgs {
             command_line: &command_line,
             labels: &labels,
             profile,
-            outcomes,
+            outcomes: &outcomes,
         };
         let id = db.save_with(&run, problems)?;
         eprintln!("saved as run {id}");

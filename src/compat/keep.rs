@@ -52,8 +52,13 @@ impl Record {
     }
 
     /// Keeps one outcome of the run (a personality calls this once per measurement:
-    /// a sysbench test, a fio job or group, a redis-benchmark test).
+    /// a sysbench test, a fio job or group, a redis-benchmark test). One stopped before
+    /// it measured anything is not kept: the peer's output still shows it, as the peer's does.
     pub fn keep(&mut self, outcome: Outcome) {
+        if outcome.measured_nothing() {
+            debug("not kept: interrupted before anything was measured");
+            return;
+        }
         self.outcomes.push(outcome);
     }
 

@@ -340,6 +340,8 @@ pub struct JobResult {
     pub engine: EngineKind,
     pub skipped_engines: Vec<String>,
     pub interrupted: bool,
+    /// The ramp ended and measuring began: false only for a job stopped during its ramp.
+    pub measuring_began: bool,
 }
 
 impl JobResult {
@@ -367,6 +369,7 @@ impl JobResult {
             self.complete_batches[k] += o.complete_batches[k];
         }
         self.interrupted |= o.interrupted;
+        self.measuring_began |= o.measuring_began;
     }
 }
 
@@ -1174,6 +1177,7 @@ impl<'a> Worker<'a> {
             engine: self.kind,
             skipped_engines: self.skipped,
             interrupted: self.interrupted,
+            measuring_began: self.at_ramp_end.is_some(),
         })
     }
 }

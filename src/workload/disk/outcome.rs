@@ -169,7 +169,8 @@ pub fn outcome(ran: &Ran, r: &JobResult) -> Outcome {
     let mut o = Outcome::new("disk", ran.spec.clone(), HostInfo::detect());
     o.params = params(ran, r.engine);
     let secs = r.elapsed.as_secs_f64();
-    o.elapsed_s = secs;
+    // Zero says "nothing measured" (Outcome::measured_nothing).
+    o.elapsed_s = if r.measuring_began { secs } else { 0.0 };
     o.interrupted = r.interrupted;
     o.cpu_time = CpuUse::over(&r.cpu, r.elapsed);
     let threads = ran.threads;
@@ -385,6 +386,7 @@ mod tests {
             engine,
             skipped_engines: vec![],
             interrupted: false,
+            measuring_began: true,
         }
     }
 

@@ -366,6 +366,36 @@ fn writing_a_block_device_needs_a_flag() {
     assert!(dev.untouched(), "{} was written", dev.path);
 }
 
+/// Ctrl-C while the file is being laid out: exit 130 as for Ctrl-C during the jobs
+/// (it was 1, an error), and the half-made file is gone.
+#[test]
+fn ctrl_c_during_the_layout_exits_130_and_leaves_no_file() {
+    let dir = tempfile::tempdir_in(
+        std::env::var("HOSTBENCH_TEST_DISK_DIR").unwrap_or_else(|_| "/var/tmp".into()),
+    )
+    .unwrap();
+    let child = hostbench()
+        .current_dir(dir.path())
+        .env("HOSTBENCH_NO_SAVE", "1")
+        .args(["fio", "--name=big", "--size=3g", "--rw=read", "--runtime=5"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("fio: terminating on signal 2"),
+        "{}",
+        stderr(&out)
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 /// Ctrl-C during the ramp: fio's report of zeros is printed as fio prints it, but
 /// the run is not kept (it measured nothing).
 #[test]

@@ -42,8 +42,12 @@ pub(super) fn lay_out(batch: &[&Prepared]) -> Result<String, Failure> {
                 }
                 // Reads need data to read; pure write jobs only need the space.
                 let with_data = p.plan.pattern.reads();
-                files::extend(&t.path, t.size, with_data, 0x1a70u64, &Quiet)
-                    .map_err(|e| Failure::Run(e.to_string()))?;
+                files::extend(&t.path, t.size, with_data, 0x1a70u64, &Quiet).map_err(
+                    |e| match e {
+                        files::FileError::Interrupted => Failure::Interrupted,
+                        e => Failure::Run(e.to_string()),
+                    },
+                )?;
                 count += 1;
                 bytes += t.size;
             }

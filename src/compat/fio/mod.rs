@@ -76,6 +76,8 @@ pub(in crate::compat) struct Invocation {
 enum Failure {
     Usage(String),
     Run(String),
+    /// Ctrl-C before any job ran (while laying out the files).
+    Interrupted,
 }
 
 impl From<String> for Failure {
@@ -129,6 +131,10 @@ pub fn main(args: &[String], record: &mut crate::compat::Record) -> ExitCode {
         Err(Failure::Run(msg)) => {
             eprintln!("fio: {msg}");
             ExitCode::from(1)
+        }
+        Err(Failure::Interrupted) => {
+            eprintln!("fio: terminating on signal 2 (while laying out the files: no job ran)");
+            ExitCode::from(130)
         }
     }
 }

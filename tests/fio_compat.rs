@@ -453,3 +453,77 @@ fn ctrl_c_prints_what_ran() {
     let runtime = v["jobs"][0]["read"]["runtime"].as_u64().unwrap();
     assert!((100..10_000).contains(&runtime), "{runtime}");
 }
+
+/// A loop device attached for one test and detached however the test ends.
+struct Loop(String);
+
+impl Loop {
+    fn over(file: &Path) -> Loop {
+        let o = std::process::Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(file)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        Loop(String::from_utf8_lossy(&o.stdout).trim().to_string())
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup")
+            .args(["-d", &self.0])
+            .status();
+    }
+}
+
+/// The RAM note is about where the data is: a block device is not "on tmpfs" because
+/// its node sits in /dev (it said so of every device); a loop device over a tmpfs
+/// file is, and a file on tmpfs still is.
+#[test]
+fn the_ram_note_follows_the_data_not_the_device_node() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !have("losetup") {
+        missing(
+            "root and losetup",
+            "run the tests as root on a host with util-linux (loop devices are attached)",
+        );
+        return;
+    }
+    let disk = tempfile::tempdir_in("/var/tmp").unwrap();
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let note_for = |target: &str| {
+        let o = hostbench()
+            .current_dir(disk.path())
+            .env("HOSTBENCH_NO_SAVE", "1")
+            .args(["fio", "--name=j", "--rw=read", "--size=4m", "--runtime=1"])
+            .arg(format!("--filename={target}"))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stderr(&o)
+            .lines()
+            .find(|l| l.contains("keeps its data in RAM"))
+            .map(str::to_string)
+    };
+    let mut images = Vec::new();
+    for dir in [disk.path(), shm.path()] {
+        let img = dir.join("loop.img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(16 << 20)
+            .unwrap();
+        images.push(img);
+    }
+    let on_disk = Loop::over(&images[0]);
+    let on_shm = Loop::over(&images[1]);
+    assert_eq!(note_for(&on_disk.0), None);
+    let note = note_for(&on_shm.0).expect("a note for a loop device over tmpfs");
+    assert!(
+        note.contains(&format!("{}, a loop device over ", on_shm.0)) && note.contains("on tmpfs"),
+        "{note}"
+    );
+    let file = shm.path().join("f");
+    let note = note_for(file.to_str().unwrap()).expect("a note for a file on tmpfs");
+    assert!(note.contains("runs on tmpfs"), "{note}");
+}

@@ -65,20 +65,17 @@ pub(super) fn lay_out(batch: &[&Prepared]) -> Result<String, Failure> {
     Ok(lines)
 }
 
-/// Direct I/O on a RAM-backed file system measures memory: say so on stderr.
+/// A target whose data is in RAM (a file on tmpfs, a RAM disk, a loop device over a
+/// tmpfs file) measures memory: say so on stderr.
 pub(super) fn warn_about_file_systems(batch: &[&Prepared]) {
     for p in batch {
         let Some(t) = p.targets.first().and_then(|t| t.first()) else {
             continue;
         };
-        let dir = t.path.parent().filter(|d| !d.as_os_str().is_empty());
-        if let Ok((_, magic)) = files::statfs(dir.unwrap_or(Path::new(".")))
-            && files::ram_backed(magic)
-        {
+        if let Some(what) = files::memory_behind(&t.path) {
             eprintln!(
-                "fio: note: job '{}' runs on {}, which keeps files in RAM: the figures are memory's, not a disk's",
+                "fio: note: job '{}' runs on {what}, which keeps its data in RAM: the figures are memory's, not a disk's",
                 p.job.opts.name,
-                files::fs_name(magic)
             );
         }
     }

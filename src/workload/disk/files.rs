@@ -120,6 +120,45 @@ pub fn ram_backed(magic: i64) -> bool {
     matches!(fs_name(magic), "tmpfs" | "ramfs")
 }
 
+/// What keeps `target`'s data in RAM, if something does, in words for a note: the
+/// file system under a file (`tmpfs`), a RAM disk (`/dev/ram0, a RAM disk`), or the
+/// file system under a loop device's backing file. A block device is judged by what
+/// it is, never by the `/dev` it sits in (devtmpfs holds the node, not the data).
+pub fn memory_behind(target: &Path) -> Option<String> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let meta = fs::metadata(target).ok();
+    let Some(meta) = meta.filter(|m| m.file_type().is_block_device()) else {
+        let dir = target.parent().filter(|d| !d.as_os_str().is_empty());
+        let (_, magic) = statfs(dir.unwrap_or(Path::new("."))).ok()?;
+        return ram_backed(magic).then(|| fs_name(magic).to_string());
+    };
+    let rdev = meta.rdev();
+    let sys = PathBuf::from(format!(
+        "/sys/dev/block/{}:{}",
+        libc::major(rdev),
+        libc::minor(rdev)
+    ));
+    let name = fs::canonicalize(&sys)
+        .ok()?
+        .file_name()?
+        .to_string_lossy()
+        .into_owned();
+    if name.starts_with("ram") || name.starts_with("zram") {
+        return Some(format!("{}, a RAM disk", target.display()));
+    }
+    let backing = fs::read_to_string(sys.join("loop/backing_file")).ok()?;
+    let backing = Path::new(backing.trim_end());
+    let (_, magic) = statfs(backing.parent()?).ok()?;
+    ram_backed(magic).then(|| {
+        format!(
+            "{}, a loop device over {} on {}",
+            target.display(),
+            backing.display(),
+            fs_name(magic)
+        )
+    })
+}
+
 /// The block device (`/dev/...`) mounted at the longest mount point containing `dir`.
 pub fn device_of(dir: &Path) -> Option<String> {
     let dir = fs::canonicalize(dir).ok()?;

@@ -116,6 +116,11 @@ $HB fio small_file.fio
 $HB fio no_file.fio
 $HB fio device.fio
 $HB fio --name=x --rw=write --filename=/dev/loop0 --size=1m
+$HB fio --name=x --size=4k --directory=nodir
+# fio: failures while running (exit 1): a file that cannot be laid out, an --output
+# that cannot be written (after a 16 KiB job)
+$HB fio --name=x --size=4k --filename=/proc/hostbench-no-such-file
+$HB fio --name=x --size=16k --filename=out.dat --output=nodir/report.txt
 # fio through a symlink named fio
 ln -sf "$HB" ./fio && ./fio --bs=0 --name=x
 # unixbench

@@ -334,6 +334,25 @@ mod tests {
     }
 
     #[test]
+    fn a_server_that_does_not_serve_says_why() {
+        let e = StartError::NotReady(NotReady::Answered(vec!["LOADING".into()]));
+        assert_eq!(
+            e.to_string(),
+            "redis-server did not start: it answered PING with [\"LOADING\"]"
+        );
+        let source = std::error::Error::source(&e).expect("the reason is the source");
+        assert_eq!(source.to_string(), "it answered PING with [\"LOADING\"]");
+        let e = StartError::Spawn {
+            binary: "/usr/bin/redis-server".into(),
+            source: io::Error::from(io::ErrorKind::PermissionDenied),
+        };
+        assert_eq!(
+            e.to_string(),
+            "cannot start /usr/bin/redis-server: permission denied"
+        );
+    }
+
+    #[test]
     fn starts_without_persistence_and_is_gone_when_dropped() {
         let Some(server) = LocalRedis::start().unwrap() else {
             crate::strict::missing(

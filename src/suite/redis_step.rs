@@ -189,3 +189,32 @@ fn remove_keys(endpoint: &Endpoint, setup: &Setup) -> Result<u64, CleanupError> 
     }
     Err(CleanupError::Unfinished)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cleanup_of_an_unreachable_server_keeps_the_connection_error() {
+        // A port that was just free: nothing listens there.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let endpoint = Endpoint::Tcp {
+            host: "127.0.0.1".into(),
+            port,
+        };
+        let e = remove_keys(&endpoint, &Setup::default()).unwrap_err();
+        let CleanupError::Scan(inner) = &e else {
+            panic!("{e:?}")
+        };
+        assert!(matches!(inner, RedisError::Connect { .. }), "{inner:?}");
+        assert_eq!(e.to_string(), inner.to_string());
+        assert!(
+            e.to_string()
+                .starts_with(&format!("could not connect to 127.0.0.1:{port}: ")),
+            "{e}"
+        );
+    }
+}

@@ -793,8 +793,18 @@ mod tests {
         assert_eq!(parse_size("0x1000", 1024), Ok(4096));
         assert_eq!(parse_size("1.5k", 1024), Ok(1536));
         for bad in ["", "k", "4q", "4kk", "-1", "99999999999999999999999"] {
-            assert!(parse_size(bad, 1024).is_err(), "{bad}");
+            assert_eq!(
+                parse_size(bad, 1024),
+                Err(ValueError::Size { text: bad.into() }),
+                "{bad}"
+            );
         }
+        assert_eq!(
+            parse_size("99999999p", 1024),
+            Err(ValueError::SizeTooLarge {
+                text: "99999999p".into()
+            })
+        );
     }
 
     #[test]
@@ -829,9 +839,24 @@ mod tests {
                 max: 16384
             }
         );
-        assert!(apply(&mut o, "bssplit", Some("4k/80:8k/40")).is_err());
-        assert!(apply(&mut o, "bsrange", Some("16k-1k")).is_err());
-        assert!(apply(&mut o, "bs", Some("0")).is_err());
+        let problem = |o: &mut JobOptions, name: &str, v: &str| match apply(o, name, Some(v)) {
+            Err(OptionError::Invalid { problem, .. }) => problem,
+            other => panic!("{name}={v}: {other:?}"),
+        };
+        assert_eq!(
+            problem(&mut o, "bssplit", "4k/80:8k/40"),
+            ValueError::SharesOver {
+                text: "4k/80:8k/40".into(),
+                total: 120
+            }
+        );
+        assert_eq!(
+            problem(&mut o, "bsrange", "16k-1k"),
+            ValueError::RangeOrder {
+                text: "16k-1k".into()
+            }
+        );
+        assert_eq!(problem(&mut o, "bs", "0"), ValueError::ZeroBlock);
     }
 
     #[test]

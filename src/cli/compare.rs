@@ -50,7 +50,7 @@ pub(super) fn selector(arg: &str) -> Result<Selector, CliError> {
     if let Some(pairs) = arg.strip_prefix("label:") {
         let mut labels = Labels::new();
         for pair in pairs.split(',') {
-            let (k, v) = store::parse_label(pair).map_err(|e| bad(&e))?;
+            let (k, v) = store::parse_label(pair).map_err(|e| bad(&e.to_string()))?;
             labels.insert(k, v);
         }
         return Ok(Selector::Filter(RunFilter {

@@ -32,15 +32,15 @@ pub struct FilterArgs {
 }
 
 fn parse_label(s: &str) -> Result<(String, String), String> {
-    store::parse_label(s)
+    store::parse_label(s).map_err(|e| e.to_string())
 }
 
 fn parse_since(s: &str) -> Result<String, String> {
-    store::parse_when(s, false)
+    store::parse_when(s, false).map_err(|e| e.to_string())
 }
 
 fn parse_until(s: &str) -> Result<String, String> {
-    store::parse_when(s, true)
+    store::parse_when(s, true).map_err(|e| e.to_string())
 }
 
 impl FilterArgs {

@@ -58,7 +58,7 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
         .as_deref()
         .map(|u| redis_url::parse(u).map(|url| (u.to_string(), url)))
         .transpose()
-        .map_err(CliError::Usage)?;
+        .map_err(|e| CliError::Usage(e.to_string()))?;
     args.save.check()?;
     crate::workload::disk::check_dir(&args.dir).map_err(|e| CliError::Usage(e.to_string()))?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -141,7 +141,7 @@ pub fn execute(args: RunArgs) -> Result<ExitCode, CliError> {
 
 /// `--peer` parses and its name resolves, or the run does not start.
 fn check_peer(text: &str) -> Result<Peer, CliError> {
-    let peer = parse_peer(text).map_err(CliError::Usage)?;
+    let peer = parse_peer(text).map_err(|e| CliError::Usage(e.to_string()))?;
     crate::workload::net::resolve(&peer.host, peer.port, crate::workload::net::Family::Any)
         .map_err(|e| CliError::Usage(format!("--peer '{text}': {e}")))?;
     Ok(peer)

@@ -38,7 +38,7 @@ pub struct SaveArgs {
 }
 
 fn parse_label(s: &str) -> Result<(String, String), String> {
-    store::parse_label(s)
+    store::parse_label(s).map_err(|e| e.to_string())
 }
 
 impl SaveArgs {

@@ -20,7 +20,7 @@
 //! soak to store), with `HOSTBENCH_NO_SAVE=1`.
 
 use crate::model::Outcome;
-use crate::store::{self, Labels, Location, NewRun, StoreError};
+use crate::store::{self, LabelError, Labels, Location, NewRun, StoreError};
 use std::path::Path;
 use std::time::Duration;
 
@@ -73,13 +73,30 @@ fn debug(text: &str) {
     }
 }
 
+/// A `HOSTBENCH_LABEL` that does not make labels.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LabelsError {
+    #[error(transparent)]
+    Label(#[from] LabelError),
+    #[error("{LABEL}: {key} is given twice ({first} and {second})")]
+    Twice {
+        key: String,
+        first: String,
+        second: String,
+    },
+}
+
 /// `HOSTBENCH_LABEL`: `k=v` pairs separated by commas.
-pub fn parse_labels(text: &str) -> Result<Labels, String> {
+pub fn parse_labels(text: &str) -> Result<Labels, LabelsError> {
     let mut labels = Labels::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (k, v) = store::parse_label(part)?;
         if let Some(old) = labels.insert(k.clone(), v.clone()) {
-            return Err(format!("{LABEL}: {k} is given twice ({old} and {v})"));
+            return Err(LabelsError::Twice {
+                key: k,
+                first: old,
+                second: v,
+            });
         }
     }
     Ok(labels)
@@ -111,8 +128,8 @@ pub fn finish(personality: &str, command_line: &[String], record: &Record) {
 /// Why a run was not kept.
 #[derive(Debug, thiserror::Error)]
 enum NotKept {
-    #[error("{0}")]
-    Label(String),
+    #[error(transparent)]
+    Label(#[from] LabelsError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -123,7 +140,7 @@ fn save(
     outcomes: &[Outcome],
 ) -> Result<(i64, String), NotKept> {
     let labels = match std::env::var(LABEL) {
-        Ok(text) => parse_labels(&text).map_err(NotKept::Label)?,
+        Ok(text) => parse_labels(&text)?,
         Err(_) => Labels::new(),
     };
     let db = std::env::var(DB).ok();
@@ -153,8 +170,17 @@ mod tests {
         assert_eq!(l.len(), 2);
         assert_eq!(l["vm"], "a");
         assert_eq!(l["provider"], "aws");
-        assert!(parse_labels("vm").unwrap_err().contains("KEY=VALUE"));
-        assert!(parse_labels("vm=a,vm=b").unwrap_err().contains("twice"));
+        let e = parse_labels("vm").unwrap_err();
+        assert!(
+            matches!(&e, LabelsError::Label(LabelError::NoValue { text }) if text == "vm"),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("KEY=VALUE"), "{e}");
+        let e = parse_labels("vm=a,vm=b").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "HOSTBENCH_LABEL: vm is given twice (a and b)"
+        );
         assert!(parse_labels("").unwrap().is_empty());
     }
 }

@@ -426,19 +426,35 @@ pub fn outcome_test(o: &Outcome) -> Option<String> {
         .map(str::to_string)
 }
 
+/// A `--label` (or `HOSTBENCH_LABEL`, `label:` group) that is not `KEY=VALUE`;
+/// `text` is the label as given.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum LabelError {
+    #[error("'{text}' is not a label: write KEY=VALUE, e.g. provider=aws")]
+    NoValue { text: String },
+    #[error("'{text}': a label key is letters, digits, '_', '-' or '.', e.g. provider=aws")]
+    Key { text: String },
+}
+
+/// A `--since`/`--until` that is not a date (or a time) hostbench reads.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("'{text}' is not a date: write YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS] (UTC), e.g. 2026-11-29")]
+pub struct DateError {
+    pub text: String,
+}
+
 /// `provider=aws` -> (`provider`, `aws`): a key of letters, digits, `_`, `-`, `.`.
-pub fn parse_label(s: &str) -> Result<(String, String), String> {
-    let bad = || format!("'{s}' is not a label: write KEY=VALUE, e.g. provider=aws");
-    let (k, v) = s.split_once('=').ok_or_else(bad)?;
+pub fn parse_label(s: &str) -> Result<(String, String), LabelError> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| LabelError::NoValue { text: s.into() })?;
     let k = k.trim();
     if k.is_empty()
         || !k
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
     {
-        return Err(format!(
-            "'{s}': a label key is letters, digits, '_', '-' or '.', e.g. provider=aws"
-        ));
+        return Err(LabelError::Key { text: s.into() });
     }
     Ok((k.to_string(), v.to_string()))
 }
@@ -446,13 +462,9 @@ pub fn parse_label(s: &str) -> Result<(String, String), String> {
 /// A date or time for `--since`/`--until`, as the stored RFC 3339 text compares:
 /// `2026-11-29` -> `2026-11-29T00:00:00Z`; `2026-11-29T10:00` and `...:00Z` taken as UTC.
 /// `end_of_day` makes a bare date include its whole day (for `--until`).
-pub fn parse_when(s: &str, end_of_day: bool) -> Result<String, String> {
+pub fn parse_when(s: &str, end_of_day: bool) -> Result<String, DateError> {
     let t = s.trim().trim_end_matches('Z');
-    let bad = || {
-        format!(
-            "'{s}' is not a date: write YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS] (UTC), e.g. 2026-11-29"
-        )
-    };
+    let bad = || DateError { text: s.into() };
     let (date, time) = match t.split_once(['T', ' ']) {
         Some((d, tm)) => (d, Some(tm)),
         None => (t, None),
@@ -497,9 +509,20 @@ mod tests {
             ("provider".into(), "aws".into())
         );
         assert_eq!(parse_label("k=a=b").unwrap(), ("k".into(), "a=b".into()));
-        assert!(parse_label("novalue").is_err());
-        assert!(parse_label("=x").is_err());
-        assert!(parse_label("a b=x").is_err());
+        assert_eq!(
+            parse_label("novalue"),
+            Err(LabelError::NoValue {
+                text: "novalue".into()
+            })
+        );
+        assert_eq!(
+            parse_label("=x"),
+            Err(LabelError::Key { text: "=x".into() })
+        );
+        assert_eq!(
+            parse_label("a b=x").unwrap_err().to_string(),
+            "'a b=x': a label key is letters, digits, '_', '-' or '.', e.g. provider=aws"
+        );
     }
 
     #[test]
@@ -521,7 +544,11 @@ mod tests {
             "2026-11-29T10:05:07Z"
         );
         for bad in ["yesterday", "2026-13-01", "2026-11", "2026-11-29T25:00", ""] {
-            assert!(parse_when(bad, false).is_err(), "{bad}");
+            assert_eq!(
+                parse_when(bad, false),
+                Err(DateError { text: bad.into() }),
+                "{bad}"
+            );
         }
     }
 

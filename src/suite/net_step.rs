@@ -32,28 +32,57 @@ impl std::fmt::Display for Peer {
     }
 }
 
+/// A `--peer` that is not a host (and port); `peer` is as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "--peer '{peer}': {problem}; give HOST or HOST:PORT of a host running `hostbench net serve` \
+     (port {DEFAULT_PORT} by default), e.g. 10.0.0.2 or 10.0.0.2:{DEFAULT_PORT}"
+)]
+pub struct PeerError {
+    pub peer: String,
+    #[source]
+    pub problem: PeerProblem,
+}
+
+/// What is wrong with a `--peer`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PeerProblem {
+    #[error("a URL is not a peer")]
+    Url,
+    #[error("an IPv6 address needs its closing ']'")]
+    UnclosedIpv6,
+    #[error("expected ':PORT' after ']'")]
+    AfterIpv6,
+    #[error("no host")]
+    NoHost,
+    #[error("'{host}' is not a host name or address")]
+    Host { host: String },
+    #[error("port '{port}' is not a number from 1 to 65535")]
+    Port { port: String },
+}
+
 /// `HOST`, `HOST:PORT`, an IPv6 address, or `[IPv6]:PORT`; the port defaults to
 /// `hostbench net serve`'s.
-pub fn parse_peer(s: &str) -> Result<Peer, String> {
-    let fix = format!(
-        "give HOST or HOST:PORT of a host running `hostbench net serve` (port {DEFAULT_PORT} by default), e.g. 10.0.0.2 or 10.0.0.2:{DEFAULT_PORT}"
-    );
-    let bad = |why: &str| format!("--peer '{s}': {why}; {fix}");
+pub fn parse_peer(s: &str) -> Result<Peer, PeerError> {
+    let bad = |problem: PeerProblem| PeerError {
+        peer: s.into(),
+        problem,
+    };
     let t = s.trim();
     if t.contains("://") {
-        return Err(bad("a URL is not a peer"));
+        return Err(bad(PeerProblem::Url));
     }
     let (host, port) = if let Some(rest) = t.strip_prefix('[') {
         let (h, after) = rest
             .split_once(']')
-            .ok_or_else(|| bad("an IPv6 address needs its closing ']'"))?;
+            .ok_or_else(|| bad(PeerProblem::UnclosedIpv6))?;
         match after {
             "" => (h, None),
             p => (
                 h,
                 Some(
                     p.strip_prefix(':')
-                        .ok_or_else(|| bad("expected ':PORT' after ']'"))?,
+                        .ok_or_else(|| bad(PeerProblem::AfterIpv6))?,
                 ),
             ),
         }
@@ -66,13 +95,13 @@ pub fn parse_peer(s: &str) -> Result<Peer, String> {
         }
     };
     if host.is_empty() {
-        return Err(bad("no host"));
+        return Err(bad(PeerProblem::NoHost));
     }
     if !host
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || ".-_:".contains(c))
     {
-        return Err(bad(&format!("'{host}' is not a host name or address")));
+        return Err(bad(PeerProblem::Host { host: host.into() }));
     }
     let port = match port {
         None => DEFAULT_PORT,
@@ -80,7 +109,7 @@ pub fn parse_peer(s: &str) -> Result<Peer, String> {
             .parse::<u16>()
             .ok()
             .filter(|&p| p != 0)
-            .ok_or_else(|| bad(&format!("port '{p}' is not a number from 1 to 65535")))?,
+            .ok_or_else(|| bad(PeerProblem::Port { port: p.into() }))?,
     };
     Ok(Peer {
         host: host.to_string(),
@@ -332,8 +361,25 @@ mod tests {
             "a:b:c",
         ] {
             let e = parse_peer(bad).unwrap_err();
+            assert_eq!(e.peer, bad);
+            let e = e.to_string();
             assert!(e.starts_with(&format!("--peer '{bad}'")), "{bad}: {e}");
             assert!(e.contains("HOST:PORT"), "{e}");
         }
+        let problem = |peer: &str| parse_peer(peer).unwrap_err().problem;
+        assert_eq!(problem("http://host"), PeerProblem::Url);
+        assert_eq!(problem(":9000"), PeerProblem::NoHost);
+        assert_eq!(problem("host:0"), PeerProblem::Port { port: "0".into() });
+        assert_eq!(
+            problem("a host"),
+            PeerProblem::Host {
+                host: "a host".into()
+            }
+        );
+        assert_eq!(
+            parse_peer("[::1]9000").unwrap_err().to_string(),
+            "--peer '[::1]9000': expected ':PORT' after ']'; give HOST or HOST:PORT of a host \
+             running `hostbench net serve` (port 12866 by default), e.g. 10.0.0.2 or 10.0.0.2:12866"
+        );
     }
 }

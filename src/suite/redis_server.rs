@@ -10,11 +10,51 @@
 //! comes when the *thread* that started the server ends, so start it on the thread
 //! that runs the step, not on a helper thread.
 
-use crate::workload::redis::conn::{self, Endpoint, Setup};
+use crate::workload::redis::conn::{self, Endpoint, RedisError, Setup};
+use std::io;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+
+/// Why the throwaway redis-server could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot make {dir} for redis-server: {source}")]
+    Dir {
+        dir: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("no free loopback port: {0}")]
+    NoPort(#[source] io::Error),
+    #[error("cannot start {binary}: {source}")]
+    Spawn {
+        binary: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// The last of the attempts (each on another port) failed so.
+    #[error("redis-server did not start: {0}")]
+    NotReady(#[source] NotReady),
+}
+
+/// Why a server that was started does not serve.
+#[derive(Debug, thiserror::Error)]
+pub enum NotReady {
+    #[error("it exited at once ({0})")]
+    Exited(ExitStatus),
+    #[error("it answered PING with {0:?}")]
+    Answered(Vec<String>),
+    /// No answer before the patience ran out: the last connection's error.
+    #[error(transparent)]
+    NoAnswer(RedisError),
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// Ports tried before giving up (another program may take the one chosen).
+const ATTEMPTS: usize = 5;
 
 /// The note when there is nothing to measure against, with the command that installs
 /// a server on this distribution when /etc/os-release names a known one.
@@ -85,7 +125,7 @@ fn is_executable(p: &Path) -> bool {
 impl LocalRedis {
     /// Starts the server and waits until it answers PING. `Ok(None)` when redis-server
     /// is not installed.
-    pub fn start() -> Result<Option<LocalRedis>, String> {
+    pub fn start() -> Result<Option<LocalRedis>, StartError> {
         let Some(binary) = find() else {
             return Ok(None);
         };
@@ -93,28 +133,36 @@ impl LocalRedis {
         static STARTED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("hostbench-redis-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot make {} for redis-server: {e}", dir.display()))?;
-        let mut last = String::new();
+        std::fs::create_dir_all(&dir).map_err(|source| StartError::Dir {
+            dir: dir.clone(),
+            source,
+        })?;
         // The port is free when we look and taken by the server a moment later; if
         // something else takes it in between, the server exits and we try another.
-        for _ in 0..5 {
-            let port = free_port().map_err(|e| format!("no free loopback port: {e}"))?;
-            let child = spawn(&binary, port, &dir)
-                .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+        let mut attempt = 1;
+        loop {
+            let port = free_port().map_err(StartError::NoPort)?;
+            let child = spawn(&binary, port, &dir).map_err(|source| StartError::Spawn {
+                binary: binary.clone(),
+                source,
+            })?;
             let mut server = LocalRedis {
                 child,
                 dir: dir.clone(),
                 port,
             };
-            match server.wait_ready(Duration::from_secs(10)) {
+            let why = match server.wait_ready(Duration::from_secs(10)) {
                 Ok(()) => return Ok(Some(server)),
-                Err(why) => last = why,
-            }
+                Err(why) => why,
+            };
             server.stop();
+            drop(server);
+            if attempt == ATTEMPTS {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(StartError::NotReady(why));
+            }
+            attempt += 1;
         }
-        let _ = std::fs::remove_dir_all(&dir);
-        Err(format!("redis-server did not start: {last}"))
     }
 
     pub fn endpoint(&self) -> Endpoint {
@@ -124,20 +172,20 @@ impl LocalRedis {
         }
     }
 
-    fn wait_ready(&mut self, patience: Duration) -> Result<(), String> {
+    fn wait_ready(&mut self, patience: Duration) -> Result<(), NotReady> {
         let deadline = Instant::now() + patience;
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(format!("it exited at once ({status})"));
+                return Err(NotReady::Exited(status));
             }
             match conn::query(&self.endpoint(), &Setup::default(), &["PING"]) {
                 Ok(reply) if reply.first().map(String::as_str) == Some("PONG") => return Ok(()),
-                Ok(reply) => return Err(format!("it answered PING with {reply:?}")),
-                Err(e) if Instant::now() >= deadline => return Err(e.to_string()),
+                Ok(reply) => return Err(NotReady::Answered(reply)),
+                Err(e) if Instant::now() >= deadline => return Err(NotReady::NoAnswer(e)),
                 Err(_) => std::thread::sleep(Duration::from_millis(20)),
             }
             if crate::measure::stop_requested() {
-                return Err("interrupted".into());
+                return Err(NotReady::Interrupted);
             }
         }
     }
@@ -282,6 +330,25 @@ mod tests {
         assert_eq!(
             not_installed_on("ID=nixos\n"),
             "redis-server not installed: install it, or give --redis URL"
+        );
+    }
+
+    #[test]
+    fn a_server_that_does_not_serve_says_why() {
+        let e = StartError::NotReady(NotReady::Answered(vec!["LOADING".into()]));
+        assert_eq!(
+            e.to_string(),
+            "redis-server did not start: it answered PING with [\"LOADING\"]"
+        );
+        let source = std::error::Error::source(&e).expect("the reason is the source");
+        assert_eq!(source.to_string(), "it answered PING with [\"LOADING\"]");
+        let e = StartError::Spawn {
+            binary: "/usr/bin/redis-server".into(),
+            source: io::Error::from(io::ErrorKind::PermissionDenied),
+        };
+        assert_eq!(
+            e.to_string(),
+            "cannot start /usr/bin/redis-server: permission denied"
         );
     }
 

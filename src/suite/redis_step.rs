@@ -9,7 +9,7 @@ use super::redis_url::{RedisUrl, mask_password};
 use crate::host::HostInfo;
 use crate::measure::cputime::CpuTime;
 use crate::model::Outcome;
-use crate::workload::redis::conn::{self, Endpoint, Setup};
+use crate::workload::redis::conn::{self, Endpoint, RedisError, Setup};
 use crate::workload::redis::keys::KeyDist;
 use crate::workload::redis::load::{self, LoadSpec, Mix};
 use crate::workload::redis::outcome;
@@ -95,7 +95,7 @@ pub fn run(plan: &RedisPlan, observer: &dyn Observer) -> Result<Outcome, RedisSt
             // Started here, on the step's own thread (see redis_server), and stopped
             // when `server` goes out of scope, whatever happens in between.
             let server = LocalRedis::start()
-                .map_err(RedisStepError::Failed)?
+                .map_err(|e| RedisStepError::Failed(e.to_string()))?
                 .ok_or_else(|| RedisStepError::Unavailable(not_installed()))?;
             let spec = plan.spec(server.endpoint(), Setup::default());
             let mut o = measure(&spec, observer).map_err(|e| {
@@ -142,8 +142,22 @@ fn measure(spec: &LoadSpec, observer: &dyn Observer) -> Result<Outcome, MeasureE
     Ok(outcome::build(spec, &result, cpu, HostInfo::detect()))
 }
 
+/// Why the run's keys could not all be removed from a server that is not ours.
+#[derive(Debug, thiserror::Error)]
+enum CleanupError {
+    #[error(transparent)]
+    Scan(RedisError),
+    #[error(transparent)]
+    Unlink(RedisError),
+    #[error("SCAN gave an empty reply")]
+    EmptyScan,
+    /// The cursor had not come back to 0 after the bound on SCAN calls.
+    #[error("SCAN did not finish")]
+    Unfinished,
+}
+
 /// SCAN for the run's keys and UNLINK them, in batches, bounded.
-fn remove_keys(endpoint: &Endpoint, setup: &Setup) -> Result<u64, String> {
+fn remove_keys(endpoint: &Endpoint, setup: &Setup) -> Result<u64, CleanupError> {
     let pattern = format!("{KEY_PREFIX}*");
     let mut cursor = "0".to_string();
     let mut removed = 0u64;
@@ -153,9 +167,9 @@ fn remove_keys(endpoint: &Endpoint, setup: &Setup) -> Result<u64, String> {
             setup,
             &["SCAN", &cursor, "MATCH", &pattern, "COUNT", "1000"],
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(CleanupError::Scan)?;
         let Some((next, keys)) = reply.split_first() else {
-            return Err("SCAN gave an empty reply".into());
+            return Err(CleanupError::EmptyScan);
         };
         let ours: Vec<&str> = keys
             .iter()
@@ -165,7 +179,7 @@ fn remove_keys(endpoint: &Endpoint, setup: &Setup) -> Result<u64, String> {
         if !ours.is_empty() {
             let mut args = vec!["UNLINK"];
             args.extend(&ours);
-            conn::query(endpoint, setup, &args).map_err(|e| e.to_string())?;
+            conn::query(endpoint, setup, &args).map_err(CleanupError::Unlink)?;
             removed += ours.len() as u64;
         }
         if next == "0" {
@@ -173,5 +187,34 @@ fn remove_keys(endpoint: &Endpoint, setup: &Setup) -> Result<u64, String> {
         }
         cursor = next.clone();
     }
-    Err("SCAN did not finish".into())
+    Err(CleanupError::Unfinished)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cleanup_of_an_unreachable_server_keeps_the_connection_error() {
+        // A port that was just free: nothing listens there.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let endpoint = Endpoint::Tcp {
+            host: "127.0.0.1".into(),
+            port,
+        };
+        let e = remove_keys(&endpoint, &Setup::default()).unwrap_err();
+        let CleanupError::Scan(inner) = &e else {
+            panic!("{e:?}")
+        };
+        assert!(matches!(inner, RedisError::Connect { .. }), "{inner:?}");
+        assert_eq!(e.to_string(), inner.to_string());
+        assert!(
+            e.to_string()
+                .starts_with(&format!("could not connect to 127.0.0.1:{port}: ")),
+            "{e}"
+        );
+    }
 }

@@ -29,22 +29,71 @@ impl RedisUrl {
 const FORMS: &str = "use redis://[user:password@]host[:port][/db] (e.g. redis://127.0.0.1:6379/0) \
                      or unix:///path/to/redis.sock";
 
-pub fn parse(url: &str) -> Result<RedisUrl, String> {
-    let shown = mask_password(url);
-    let bad = |problem: &str| format!("--redis {shown}: {problem}; {FORMS}");
+/// A `--redis` that is not a URL hostbench can reach; `url` is as given, with its
+/// password masked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--redis {url}: {problem}; {FORMS}")]
+pub struct RedisUrlError {
+    pub url: String,
+    #[source]
+    pub problem: UrlProblem,
+}
+
+/// What is wrong with a `--redis` URL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlProblem {
+    #[error("not a Redis URL")]
+    NotAUrl,
+    #[error("unknown scheme '{scheme}'")]
+    Scheme { scheme: String },
+    #[error(
+        "TLS (rediss://) is not supported; reach the server without TLS or through a local TLS tunnel"
+    )]
+    Tls,
+    #[error("a unix socket needs an absolute path (three slashes)")]
+    RelativeSocket,
+    #[error("options after the socket path are not supported")]
+    SocketOptions,
+    #[error("query options are not supported")]
+    Query,
+    #[error("give user:password@ or :password@ before the host")]
+    UserInfo,
+    #[error("bad %-escape in the user name")]
+    UserEscape,
+    #[error("bad %-escape in the password")]
+    PasswordEscape,
+    #[error("an IPv6 address needs its closing ']'")]
+    UnclosedIpv6,
+    #[error("expected ':port' after ']'")]
+    AfterIpv6,
+    #[error("no host")]
+    NoHost,
+    #[error("'{host}' is not a host name or address")]
+    Host { host: String },
+    #[error("port '{port}' is not a number from 1 to 65535")]
+    Port { port: String },
+    #[error("'/{db}' is not a database number")]
+    Database { db: String },
+}
+
+pub fn parse(url: &str) -> Result<RedisUrl, RedisUrlError> {
+    let bad = |problem: UrlProblem| RedisUrlError {
+        url: mask_password(url),
+        problem,
+    };
     let url = url.trim();
     let (scheme, rest) = url
         .split_once("://")
-        .ok_or_else(|| bad("not a Redis URL"))?;
+        .ok_or_else(|| bad(UrlProblem::NotAUrl))?;
     match scheme.to_ascii_lowercase().as_str() {
         "redis" => {}
         "unix" => {
             let path = rest;
             if !path.starts_with('/') {
-                return Err(bad("a unix socket needs an absolute path (three slashes)"));
+                return Err(bad(UrlProblem::RelativeSocket));
             }
             if path.contains('?') || path.contains('#') {
-                return Err(bad("options after the socket path are not supported"));
+                return Err(bad(UrlProblem::SocketOptions));
             }
             return Ok(RedisUrl {
                 endpoint: Endpoint::Unix(path.into()),
@@ -54,14 +103,16 @@ pub fn parse(url: &str) -> Result<RedisUrl, String> {
             });
         }
         "rediss" => {
-            return Err(bad(
-                "TLS (rediss://) is not supported; reach the server without TLS or through a local TLS tunnel",
-            ));
+            return Err(bad(UrlProblem::Tls));
         }
-        _ => return Err(bad(&format!("unknown scheme '{scheme}'"))),
+        _ => {
+            return Err(bad(UrlProblem::Scheme {
+                scheme: scheme.into(),
+            }));
+        }
     }
     if rest.contains('?') || rest.contains('#') {
-        return Err(bad("query options are not supported"));
+        return Err(bad(UrlProblem::Query));
     }
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i + 1..]),
@@ -76,20 +127,20 @@ pub fn parse(url: &str) -> Result<RedisUrl, String> {
         Some(info) => {
             let (u, p) = info
                 .split_once(':')
-                .ok_or_else(|| bad("give user:password@ or :password@ before the host"))?;
-            let user = decode(u).ok_or_else(|| bad("bad %-escape in the user name"))?;
-            let password = decode(p).ok_or_else(|| bad("bad %-escape in the password"))?;
+                .ok_or_else(|| bad(UrlProblem::UserInfo))?;
+            let user = decode(u).ok_or_else(|| bad(UrlProblem::UserEscape))?;
+            let password = decode(p).ok_or_else(|| bad(UrlProblem::PasswordEscape))?;
             ((!user.is_empty()).then_some(user), Some(password))
         }
     };
-    let (host, port) = split_host_port(hostport).map_err(|why| bad(&why))?;
+    let (host, port) = split_host_port(hostport).map_err(bad)?;
     let db = match path {
         "" => 0,
         n => n
             .parse::<u32>()
             .ok()
             .filter(|&d| d < 100_000)
-            .ok_or_else(|| bad(&format!("'/{n}' is not a database number")))?,
+            .ok_or_else(|| bad(UrlProblem::Database { db: n.into() }))?,
     };
     Ok(RedisUrl {
         endpoint: Endpoint::Tcp { host, port },
@@ -100,17 +151,12 @@ pub fn parse(url: &str) -> Result<RedisUrl, String> {
 }
 
 /// `host`, `host:port`, `[v6]` or `[v6]:port`; the port defaults to 6379.
-fn split_host_port(s: &str) -> Result<(String, u16), String> {
+fn split_host_port(s: &str) -> Result<(String, u16), UrlProblem> {
     let (host, port) = if let Some(rest) = s.strip_prefix('[') {
-        let (h, after) = rest
-            .split_once(']')
-            .ok_or("an IPv6 address needs its closing ']'")?;
+        let (h, after) = rest.split_once(']').ok_or(UrlProblem::UnclosedIpv6)?;
         match after {
             "" => (h, None),
-            p => (
-                h,
-                Some(p.strip_prefix(':').ok_or("expected ':port' after ']'")?),
-            ),
+            p => (h, Some(p.strip_prefix(':').ok_or(UrlProblem::AfterIpv6)?)),
         }
     } else {
         match s.split_once(':') {
@@ -119,13 +165,13 @@ fn split_host_port(s: &str) -> Result<(String, u16), String> {
         }
     };
     if host.is_empty() {
-        return Err("no host".into());
+        return Err(UrlProblem::NoHost);
     }
     if !host
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || ".-_:".contains(c))
     {
-        return Err(format!("'{host}' is not a host name or address"));
+        return Err(UrlProblem::Host { host: host.into() });
     }
     let port = match port {
         None => 6379,
@@ -133,7 +179,7 @@ fn split_host_port(s: &str) -> Result<(String, u16), String> {
             .parse::<u16>()
             .ok()
             .filter(|&p| p != 0)
-            .ok_or_else(|| format!("port '{p}' is not a number from 1 to 65535"))?,
+            .ok_or_else(|| UrlProblem::Port { port: p.into() })?,
     };
     Ok((host.to_string(), port))
 }
@@ -221,15 +267,37 @@ mod tests {
             "unix://relative.sock",
             "redis://:p%zz@host",
         ] {
-            let e = parse(bad).unwrap_err();
+            let e = parse(bad).unwrap_err().to_string();
             assert!(e.starts_with("--redis "), "{bad}: {e}");
             assert!(e.contains("redis://[user:password@]host"), "{bad}: {e}");
         }
     }
 
     #[test]
+    fn bad_urls_say_what_is_wrong() {
+        let problem = |url: &str| parse(url).unwrap_err().problem;
+        assert_eq!(problem("localhost:6379"), UrlProblem::NotAUrl);
+        assert_eq!(problem("rediss://h"), UrlProblem::Tls);
+        assert_eq!(
+            problem("redis://h:0"),
+            UrlProblem::Port { port: "0".into() }
+        );
+        assert_eq!(problem("redis://[::1"), UrlProblem::UnclosedIpv6);
+        assert_eq!(
+            problem("redis://h/x"),
+            UrlProblem::Database { db: "x".into() }
+        );
+        assert_eq!(
+            parse("redis://h:0").unwrap_err().to_string(),
+            format!("--redis redis://h:0: port '0' is not a number from 1 to 65535; {FORMS}")
+        );
+    }
+
+    #[test]
     fn errors_never_show_the_password() {
         let e = parse("redis://u:topsecret@host:bad").unwrap_err();
+        assert_eq!(e.url, "redis://u:***@host:bad");
+        let e = e.to_string();
         assert!(!e.contains("topsecret"), "{e}");
         assert!(e.contains("redis://u:***@host:bad"), "{e}");
     }

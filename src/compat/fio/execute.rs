@@ -2,9 +2,10 @@
 //! with fio's status line, and gathering the results into reports.
 
 use super::diskstats::DiskUtil;
+use super::error::{FioError, PlanError, RunError};
 use super::plan::{Prepared, is_block_device};
 use super::stats::Report;
-use super::{Failure, Summary, ctime};
+use super::{Summary, ctime};
 use crate::model::Outcome;
 use crate::workload::disk::engine::EngineKind;
 use crate::workload::disk::files;
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant};
 
 /// Lays out the files of a batch that are missing or short. Returns the
 /// "Laying out IO file" lines fio prints.
-pub(super) fn lay_out(batch: &[&Prepared]) -> Result<String, Failure> {
+pub(super) fn lay_out(batch: &[&Prepared]) -> Result<String, FioError> {
     let mut lines = String::new();
     let mut done: Vec<PathBuf> = Vec::new();
     for p in batch {
@@ -34,18 +35,18 @@ pub(super) fn lay_out(batch: &[&Prepared]) -> Result<String, Failure> {
                 if let Some(parent) = t.path.parent().filter(|p| !p.as_os_str().is_empty())
                     && !parent.is_dir()
                 {
-                    return Err(Failure::Usage(format!(
-                        "job '{}': directory {} does not exist: create it or change directory=",
-                        p.job.opts.name,
-                        parent.display()
-                    )));
+                    return Err(PlanError::NoDirectory {
+                        job: p.job.opts.name.clone(),
+                        dir: parent.to_path_buf(),
+                    }
+                    .into());
                 }
                 // Reads need data to read; pure write jobs only need the space.
                 let with_data = p.plan.pattern.reads();
                 files::extend(&t.path, t.size, with_data, 0x1a70u64, &Quiet).map_err(
                     |e| match e {
-                        files::FileError::Interrupted => Failure::Interrupted,
-                        e => Failure::Run(e.to_string()),
+                        files::FileError::Interrupted => RunError::Interrupted,
+                        e => RunError::LayOut(e),
                     },
                 )?;
                 count += 1;
@@ -138,7 +139,7 @@ impl Status {
 pub(super) fn run_batch(
     batch: &[&Prepared],
     show_eta: bool,
-) -> Result<Vec<(Vec<JobResult>, Duration)>, Failure> {
+) -> Result<Vec<(Vec<JobResult>, Duration)>, RunError> {
     let threads: usize = batch.iter().map(|p| p.targets.len()).sum();
     let planned = batch
         .iter()
@@ -193,7 +194,7 @@ pub(super) fn run_batch(
     status.clear();
     results
         .into_iter()
-        .map(|r| r.map_err(|e| Failure::Run(e.to_string())))
+        .map(|r| r.map_err(RunError::Job))
         .collect()
 }
 

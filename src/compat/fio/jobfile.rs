@@ -6,6 +6,7 @@
 //! The parser only builds sections; what the keys mean is `options.rs`'s business.
 //! It never panics, whatever bytes it is fed.
 
+pub use super::error::JobFileError;
 use std::path::Path;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -32,27 +33,30 @@ impl Section {
 const MAX_INCLUDE_DEPTH: usize = 8;
 
 /// Reads and parses a job file.
-pub fn read(path: &Path) -> Result<Vec<Section>, String> {
+pub fn read(path: &Path) -> Result<Vec<Section>, JobFileError> {
     let mut sections = Vec::new();
     read_into(path, &mut sections, 0)?;
     Ok(sections)
 }
 
-fn read_into(path: &Path, sections: &mut Vec<Section>, depth: usize) -> Result<(), String> {
+fn read_into(path: &Path, sections: &mut Vec<Section>, depth: usize) -> Result<(), JobFileError> {
     if depth > MAX_INCLUDE_DEPTH {
-        return Err(format!(
-            "{}: includes nest deeper than {MAX_INCLUDE_DEPTH} levels (an include loop?)",
-            path.display()
-        ));
+        return Err(JobFileError::TooDeep {
+            path: path.to_path_buf(),
+            max: MAX_INCLUDE_DEPTH,
+        });
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(|source| JobFileError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let text = String::from_utf8_lossy(&bytes);
     parse_into(&text, path, sections, depth)
 }
 
 /// Parses job-file text; `path` names it in errors and anchors relative includes.
 #[cfg(test)]
-pub fn parse(text: &str, path: &Path) -> Result<Vec<Section>, String> {
+pub fn parse(text: &str, path: &Path) -> Result<Vec<Section>, JobFileError> {
     let mut sections = Vec::new();
     parse_into(text, path, &mut sections, 0)?;
     Ok(sections)
@@ -63,7 +67,7 @@ fn parse_into(
     path: &Path,
     sections: &mut Vec<Section>,
     depth: usize,
-) -> Result<(), String> {
+) -> Result<(), JobFileError> {
     // Included files hold options only, for the section they are included in.
     let in_include = depth > 0;
     for (n, raw) in text.lines().enumerate() {
@@ -74,18 +78,18 @@ fn parse_into(
         }
         if let Some(rest) = line.strip_prefix('[') {
             if in_include {
-                return Err(format!(
-                    "{origin}: an included file may not start sections ('{line}')"
-                ));
+                return Err(JobFileError::SectionInInclude {
+                    origin,
+                    line: line.into(),
+                });
             }
-            let (name, after) = rest
-                .split_once(']')
-                .ok_or_else(|| format!("{origin}: '{line}' has no closing ']'"))?;
+            let (name, after) = rest.split_once(']').ok_or_else(|| JobFileError::Unclosed {
+                origin: origin.clone(),
+                line: line.into(),
+            })?;
             let name = name.trim();
             if name.is_empty() {
-                return Err(format!(
-                    "{origin}: a section needs a name: [global] or [job]"
-                ));
+                return Err(JobFileError::NoSectionName { origin });
             }
             sections.push(Section {
                 name: name.to_string(),
@@ -113,7 +117,7 @@ fn parse_into(
                 file.to_path_buf()
             };
             if sections.is_empty() {
-                return Err(format!("{origin}: include before any [section]"));
+                return Err(JobFileError::IncludeFirst { origin });
             }
             let mut inner = vec![Section {
                 name: String::new(),
@@ -132,9 +136,10 @@ fn parse_into(
         match sections.last_mut() {
             Some(s) => s.entries.push(e),
             None => {
-                return Err(format!(
-                    "{origin}: '{line}' comes before any [section]; put it under [global]"
-                ));
+                return Err(JobFileError::BeforeSection {
+                    origin,
+                    line: line.into(),
+                });
             }
         }
     }
@@ -142,13 +147,16 @@ fn parse_into(
 }
 
 /// `key=value`, `key = value` or a bare `key`.
-fn entry(line: &str, origin: &str) -> Result<Entry, String> {
+fn entry(line: &str, origin: &str) -> Result<Entry, JobFileError> {
     let (key, value) = match line.split_once('=') {
         Some((k, v)) => (k.trim(), Some(expand(v.trim(), origin)?)),
         None => (line.trim(), None),
     };
     if key.is_empty() {
-        return Err(format!("{origin}: '{line}' has no option name"));
+        return Err(JobFileError::NoKey {
+            origin: origin.into(),
+            line: line.into(),
+        });
     }
     Ok(Entry {
         key: key.to_string(),
@@ -159,7 +167,7 @@ fn entry(line: &str, origin: &str) -> Result<Entry, String> {
 
 /// Expands `${VAR}` (empty when unset) and fio's keywords `$ncpus`, `$pagesize`,
 /// `$mb_memory`. Arithmetic in parentheses is not implemented and says so.
-pub fn expand(value: &str, origin: &str) -> Result<String, String> {
+pub fn expand(value: &str, origin: &str) -> Result<String, JobFileError> {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
     while let Some(i) = rest.find('$') {
@@ -168,7 +176,10 @@ pub fn expand(value: &str, origin: &str) -> Result<String, String> {
         if let Some(inner) = after.strip_prefix('{') {
             let end = inner
                 .find('}')
-                .ok_or_else(|| format!("{origin}: '${{' without a closing '}}' in '{value}'"))?;
+                .ok_or_else(|| JobFileError::UnclosedVariable {
+                    origin: origin.into(),
+                    value: value.into(),
+                })?;
             out.push_str(&std::env::var(&inner[..end]).unwrap_or_default());
             rest = &inner[end + 1..];
             continue;
@@ -190,9 +201,11 @@ pub fn expand(value: &str, origin: &str) -> Result<String, String> {
                 ((pages.max(0) as u64 * page.max(0) as u64) >> 20).to_string()
             }
             _ => {
-                return Err(format!(
-                    "{origin}: '${word}' in '{value}' is not a keyword: use ${{VAR}}, $ncpus, $pagesize or $mb_memory"
-                ));
+                return Err(JobFileError::Keyword {
+                    origin: origin.into(),
+                    word: word.into(),
+                    value: value.into(),
+                });
             }
         };
         out.push_str(&replacement);
@@ -200,9 +213,10 @@ pub fn expand(value: &str, origin: &str) -> Result<String, String> {
     }
     out.push_str(rest);
     if out.trim_start().starts_with('(') {
-        return Err(format!(
-            "{origin}: arithmetic expressions like '{value}' are not implemented; write the number"
-        ));
+        return Err(JobFileError::Arithmetic {
+            origin: origin.into(),
+            value: value.into(),
+        });
     }
     Ok(out)
 }
@@ -230,11 +244,32 @@ mod tests {
     #[test]
     fn errors_name_the_line() {
         let e = parse("bs=4k\n", Path::new("j.fio")).unwrap_err();
-        assert!(e.starts_with("j.fio:1:"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "j.fio:1: 'bs=4k' comes before any [section]; put it under [global]"
+        );
         let e = parse("[job\n", Path::new("j.fio")).unwrap_err();
-        assert!(e.contains("closing"), "{e}");
+        assert!(
+            matches!(&e, JobFileError::Unclosed { origin, line } if origin == "j.fio:1" && line == "[job"),
+            "{e:?}"
+        );
         let e = parse("[a]\nsize=(8*$mb_memory)\n", Path::new("j.fio")).unwrap_err();
-        assert!(e.contains("arithmetic"), "{e}");
+        assert!(
+            matches!(&e, JobFileError::Arithmetic { origin, .. } if origin == "j.fio:2"),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("arithmetic"), "{e}");
+    }
+
+    #[test]
+    fn unreadable_files_keep_the_system_error() {
+        let e = read(Path::new("/nonexistent/j.fio")).unwrap_err();
+        let JobFileError::Read { path, source } = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(path, Path::new("/nonexistent/j.fio"));
+        assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+        assert!(e.to_string().starts_with("/nonexistent/j.fio: "), "{e}");
     }
 
     #[test]
@@ -262,6 +297,10 @@ mod tests {
         assert_eq!(keys, ["bs", "direct", "rw"]);
         std::fs::write(dir.path().join("loop.fio"), "[job]\ninclude loop.fio\n").unwrap();
         assert!(read(&dir.path().join("loop.fio")).is_err());
+        std::fs::write(dir.path().join("self.inc"), "bs=4k\ninclude self.inc\n").unwrap();
+        std::fs::write(dir.path().join("deep.fio"), "[job]\ninclude self.inc\n").unwrap();
+        let e = read(&dir.path().join("deep.fio")).unwrap_err();
+        assert!(matches!(e, JobFileError::TooDeep { max: 8, .. }), "{e:?}");
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! are kept for every thread of a group (fio loses some with `group_reporting`).
 
 pub mod diskstats;
+mod error;
 mod execute;
 mod jobfile;
 mod json;
@@ -22,6 +23,7 @@ use crate::measure::stop_requested;
 use crate::workload::disk::files;
 use crate::workload::disk::job::JobResult;
 use diskstats::DiskUtil;
+pub use error::{ArgError, FioError, PlanError, RunError};
 use execute::{
     answered_in_submit, answered_note, lay_out, run_batch, summarise, warn_about_file_systems,
 };
@@ -72,20 +74,6 @@ pub(in crate::compat) struct Invocation {
     show_eta: Option<bool>,
 }
 
-/// Why a run could not go on: bad input (exit 2) or a failure while running (1).
-enum Failure {
-    Usage(String),
-    Run(String),
-    /// Ctrl-C before any job ran (while laying out the files).
-    Interrupted,
-}
-
-impl From<String> for Failure {
-    fn from(s: String) -> Self {
-        Failure::Usage(s)
-    }
-}
-
 const HELP: &str = "\
 hostbench's fio personality (reproduces fio-3.33's options and reports)
 
@@ -114,32 +102,27 @@ fn help() -> String {
 }
 
 pub fn main(args: &[String], record: &mut crate::compat::Record) -> ExitCode {
-    let inv = match parse_args(args) {
-        Ok(Some(inv)) => inv,
-        Ok(None) => return ExitCode::SUCCESS,
-        Err(msg) => {
-            eprintln!("fio: {msg}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(&inv, record) {
+    match parse_and_run(args, record) {
         Ok(code) => code,
-        Err(Failure::Usage(msg)) => {
-            eprintln!("fio: {msg}");
-            ExitCode::from(2)
-        }
-        Err(Failure::Run(msg)) => {
-            eprintln!("fio: {msg}");
-            ExitCode::from(1)
-        }
-        Err(Failure::Interrupted) => {
-            eprintln!("fio: terminating on signal 2 (while laying out the files: no job ran)");
-            ExitCode::from(130)
+        Err(e) => {
+            eprintln!("fio: {e}");
+            ExitCode::from(e.exit_code())
         }
     }
 }
 
-fn parse_formats(v: &str) -> Result<Formats, String> {
+fn parse_and_run(
+    args: &[String],
+    record: &mut crate::compat::Record,
+) -> Result<ExitCode, FioError> {
+    let Some(inv) = parse_args(args)? else {
+        // --help or --version, printed.
+        return Ok(ExitCode::SUCCESS);
+    };
+    run(&inv, record)
+}
+
+fn parse_formats(v: &str) -> Result<Formats, ArgError> {
     let mut f = Formats::default();
     for part in v.split(',') {
         match part.trim() {
@@ -148,9 +131,9 @@ fn parse_formats(v: &str) -> Result<Formats, String> {
             "json+" => f.json_plus = true,
             "terse" => f.terse = true,
             other => {
-                return Err(format!(
-                    "--output-format: '{other}' is not a format: use normal, json, json+ or terse"
-                ));
+                return Err(ArgError::Format {
+                    format: other.into(),
+                });
             }
         }
     }
@@ -158,7 +141,7 @@ fn parse_formats(v: &str) -> Result<Formats, String> {
 }
 
 /// `None` when the invocation only asked for help or the version.
-pub(in crate::compat) fn parse_args(args: &[String]) -> Result<Option<Invocation>, String> {
+pub(in crate::compat) fn parse_args(args: &[String]) -> Result<Option<Invocation>, ArgError> {
     let mut inv = Invocation::default();
     let mut i = 0;
     while i < args.len() {
@@ -169,7 +152,7 @@ pub(in crate::compat) fn parse_args(args: &[String]) -> Result<Option<Invocation
                 .filter(|o| o.len() > 1 && !o.starts_with('-'))
         }) else {
             if arg == "-" {
-                return Err("reading a job file from stdin is not supported: name the file".into());
+                return Err(ArgError::Stdin);
             }
             inv.job_files.push(PathBuf::from(arg));
             continue;
@@ -179,14 +162,16 @@ pub(in crate::compat) fn parse_args(args: &[String]) -> Result<Option<Invocation
             None => (opt.to_string(), None),
         };
         // A value in the next argument (`--bs 4k`) for options that need one.
-        let mut take_value = |value: Option<String>| -> Result<String, String> {
+        let mut take_value = |value: Option<String>| -> Result<String, ArgError> {
             match value {
                 Some(v) => Ok(v),
                 None if i < args.len() => {
                     i += 1;
                     Ok(args[i - 1].clone())
                 }
-                None => Err(format!("--{key} needs a value")),
+                None => Err(ArgError::NoValue {
+                    option: key.clone(),
+                }),
             }
         };
         match key.as_str() {
@@ -210,9 +195,9 @@ pub(in crate::compat) fn parse_args(args: &[String]) -> Result<Option<Invocation
                     "never" => Some(false),
                     "auto" => None,
                     other => {
-                        return Err(format!(
-                            "--eta: '{other}' is not a choice: use always, never or auto"
-                        ));
+                        return Err(ArgError::Eta {
+                            choice: other.into(),
+                        });
                     }
                 }
             }
@@ -232,10 +217,7 @@ pub(in crate::compat) fn parse_args(args: &[String]) -> Result<Option<Invocation
             }
             _ => {
                 let Some((kind, _)) = options::lookup(&key) else {
-                    return Err(format!(
-                        "option '--{key}' is not supported by hostbench's fio (unknown, or not implemented); \
-                         remove it, or see docs/compat-fio.md for the options it runs"
-                    ));
+                    return Err(ArgError::Unknown { option: key });
                 };
                 let value = match (value, kind) {
                     (Some(v), _) => Some(v),
@@ -263,11 +245,11 @@ pub(in crate::compat) fn parse_args(args: &[String]) -> Result<Option<Invocation
 /// The command line parsed and its jobs built (every option value parsed), for the
 /// parsers' fuzz test: nothing is opened or run.
 #[cfg(test)]
-pub(in crate::compat) fn parse_jobs(args: &[String]) -> Result<(), String> {
+pub(in crate::compat) fn parse_jobs(args: &[String]) -> Result<(), FioError> {
     let Some(inv) = parse_args(args)? else {
         return Ok(());
     };
-    build_jobs(&inv).map(drop).map_err(|e| format!("{e:?}"))
+    build_jobs(&inv).map(drop).map_err(FioError::from)
 }
 
 /// `Sun Nov 29 21:41:37 2026`, local time, as fio prints it (ctime(3)'s layout).
@@ -277,9 +259,11 @@ fn ctime(secs: i64) -> String {
 
 /// Writes `text` to `path` whole (see `fsutil::write_atomically`), so a failure never
 /// leaves half a report behind.
-fn write_output(path: &Path, text: &str) -> Result<(), Failure> {
-    crate::fsutil::write_atomically(path, text.as_bytes())
-        .map_err(|e| Failure::Run(format!("--output {}: {e}", path.display())))
+fn write_output(path: &Path, text: &str) -> Result<(), RunError> {
+    crate::fsutil::write_atomically(path, text.as_bytes()).map_err(|source| RunError::Output {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// A soak slice runs every job time-based for the slice's length, whatever its
@@ -314,7 +298,7 @@ fn note_answered_in_submit(summary: &Summary) {
     );
 }
 
-fn run(inv: &Invocation, record: &mut crate::compat::Record) -> Result<ExitCode, Failure> {
+fn run(inv: &Invocation, record: &mut crate::compat::Record) -> Result<ExitCode, FioError> {
     let (mut jobs, global_options) = build_jobs(inv)?;
     apply_slice(&mut jobs, record.slice);
     let prepared: Vec<Prepared> = jobs
@@ -483,16 +467,56 @@ mod tests {
     #[test]
     fn bad_input_names_what_is_wrong() {
         let e = parse_args(&args("--rate_iops=100 --name=x")).err().unwrap();
-        assert!(e.contains("'--rate_iops'"), "{e}");
+        assert_eq!(
+            e,
+            ArgError::Unknown {
+                option: "rate_iops".into()
+            }
+        );
+        assert!(e.to_string().contains("'--rate_iops'"), "{e}");
         let e = parse_args(&args("--output-format=xml")).err().unwrap();
-        assert!(e.contains("xml"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "--output-format: 'xml' is not a format: use normal, json, json+ or terse"
+        );
+        let e = parse_args(&args("--name=x --bs")).err().unwrap();
+        assert_eq!(e.to_string(), "--bs needs a value");
         let inv = parse_args(&args("--rw=sideways --name=x"))
             .unwrap()
             .unwrap();
         let e = build_jobs(&inv).err().unwrap();
-        assert!(e.contains("sideways"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "command line: rw=sideways: 'sideways' is not an I/O pattern: use read, write, \
+             randread, randwrite, rw or randrw"
+        );
+        let PlanError::Option { origin, error } = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(origin, "command line");
+        assert!(matches!(
+            error,
+            options::OptionError::Invalid {
+                problem: options::ValueError::Pattern { .. },
+                ..
+            }
+        ));
         let inv = parse_args(&args("--rw=read")).unwrap().unwrap();
-        assert!(build_jobs(&inv).err().unwrap().contains("no jobs"));
+        assert!(matches!(build_jobs(&inv), Err(PlanError::NoJobs)));
+    }
+
+    #[test]
+    fn bad_input_exits_2_and_run_failures_1() {
+        let usage = parse_jobs(&args("--bs=0 --name=x")).unwrap_err();
+        assert_eq!(usage.exit_code(), 2, "{usage}");
+        assert_eq!(FioError::from(ArgError::Stdin).exit_code(), 2);
+        let run = FioError::from(RunError::Output {
+            path: "/x/y".into(),
+            source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        });
+        assert_eq!(run.exit_code(), 1);
+        assert_eq!(run.to_string(), "--output /x/y: permission denied");
+        assert!(std::error::Error::source(&run).is_some());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! they build. An option that is not here is an error naming it: a benchmark that
 //! silently ignored `rate_iops=100` would report the wrong thing.
 
+pub use super::error::{OptionError, ValueError};
 use crate::workload::disk::engine::EngineKind;
 use crate::workload::disk::job::{Pattern, SizeDist};
 use std::time::Duration;
@@ -119,7 +120,7 @@ pub enum Kind {
     Switch,
 }
 
-type Apply = fn(&mut JobOptions, &str) -> Result<(), String>;
+type Apply = fn(&mut JobOptions, &str) -> Result<(), ValueError>;
 
 struct Def {
     names: &'static [&'static str],
@@ -189,13 +190,13 @@ const DEFS: &[Def] = &[
             o.bs = per_direction(v, |s| {
                 let (lo, hi) = s
                     .split_once('-')
-                    .ok_or_else(|| format!("'{s}' is not a range: write it as 4k-64k"))?;
+                    .ok_or_else(|| ValueError::NotARange { text: s.into() })?;
                 let (min, max) = (
                     nonzero(parse_size(lo, base)?)?,
                     nonzero(parse_size(hi, base)?)?,
                 );
                 if min > max {
-                    return Err(format!("'{s}': the smaller size comes first"));
+                    return Err(ValueError::RangeOrder { text: s.into() });
                 }
                 Ok(SizeDist::Range { min, max })
             })?;
@@ -221,7 +222,7 @@ const DEFS: &[Def] = &[
                         .parse::<f64>()
                         .ok()
                         .filter(|p| *p > 0.0 && *p <= 100.0)
-                        .ok_or_else(|| format!("'{v}' is not a percentage from 1% to 100%"))?,
+                        .ok_or_else(|| ValueError::SizePercent { text: v.into() })?,
                 ),
                 None => JobSize::Bytes(parse_size(v, o.kb_base)?),
             });
@@ -302,9 +303,9 @@ const DEFS: &[Def] = &[
                 "pvsync" | "pvsync2" => EngineKind::Psync,
                 "vsync" => EngineKind::Sync,
                 other => {
-                    return Err(format!(
-                        "engine '{other}' is not implemented: use io_uring, libaio, psync or sync"
-                    ));
+                    return Err(ValueError::Engine {
+                        engine: other.into(),
+                    });
                 }
             };
             Ok(())
@@ -390,7 +391,7 @@ const DEFS: &[Def] = &[
             o.randseed = Some(
                 v.trim()
                     .parse()
-                    .map_err(|_| format!("'{v}' is not a seed: use a whole number"))?,
+                    .map_err(|_| ValueError::Seed { text: v.into() })?,
             );
             Ok(())
         },
@@ -466,7 +467,7 @@ const DEFS: &[Def] = &[
             o.kb_base = match v.trim() {
                 "1024" => 1024,
                 "1000" => 1000,
-                _ => return Err(format!("'{v}' is not a kb_base: use 1024 or 1000")),
+                _ => return Err(ValueError::KbBase { text: v.into() }),
             };
             Ok(())
         },
@@ -475,19 +476,19 @@ const DEFS: &[Def] = &[
         names: &["percentile_list"],
         kind: Kind::Value,
         apply: |o, v| {
-            let list: Result<Vec<f64>, String> = v
+            let list: Result<Vec<f64>, ValueError> = v
                 .split(':')
                 .map(|p| {
                     p.trim()
                         .parse::<f64>()
                         .ok()
                         .filter(|p| (0.0..=100.0).contains(p))
-                        .ok_or_else(|| format!("'{p}' is not a percentile from 0 to 100"))
+                        .ok_or_else(|| ValueError::Percentile { text: p.into() })
                 })
                 .collect();
             let list = list?;
             if list.is_empty() || list.len() > 20 {
-                return Err("give 1 to 20 percentiles, separated by ':'".into());
+                return Err(ValueError::PercentileCount { count: list.len() });
             }
             o.percentile_list = list;
             Ok(())
@@ -542,27 +543,33 @@ pub fn lookup(name: &str) -> Option<(Kind, &'static str)> {
 }
 
 /// Applies `name=value` (value `None` for a bare switch) to a job.
-pub fn apply(o: &mut JobOptions, name: &str, value: Option<&str>) -> Result<(), String> {
-    let def = DEFS.iter().find(|d| d.names.contains(&name)).ok_or_else(|| {
-        format!(
-            "option '{name}' is not supported by hostbench's fio (unknown, or not implemented); \
-             remove it, or see docs/compat-fio.md for the options it runs"
-        )
-    })?;
+pub fn apply(o: &mut JobOptions, name: &str, value: Option<&str>) -> Result<(), OptionError> {
+    let def = DEFS
+        .iter()
+        .find(|d| d.names.contains(&name))
+        .ok_or_else(|| OptionError::Unknown {
+            option: name.into(),
+        })?;
     let v = match (value, def.kind) {
         (Some(v), _) => v,
         (None, Kind::Switch) => "1",
-        (None, Kind::Value) => return Err(format!("option '{name}' needs a value: {name}=...")),
+        (None, Kind::Value) => {
+            return Err(OptionError::NoValue {
+                option: name.into(),
+            });
+        }
     };
-    (def.apply)(o, v).map_err(|e| format!("{name}={v}: {e}"))
+    (def.apply)(o, v).map_err(|problem| OptionError::Invalid {
+        option: name.into(),
+        value: v.into(),
+        problem,
+    })
 }
 
-fn parse_rw(v: &str) -> Result<Pattern, String> {
+fn parse_rw(v: &str) -> Result<Pattern, ValueError> {
     let v = v.trim();
     if v.contains(':') {
-        return Err(format!(
-            "'{v}': the ':N' sequencer suffix is not implemented; drop it"
-        ));
+        return Err(ValueError::Sequencer { text: v.into() });
     }
     Ok(match v {
         "read" => Pattern::Read,
@@ -572,45 +579,45 @@ fn parse_rw(v: &str) -> Result<Pattern, String> {
         "rw" | "readwrite" => Pattern::ReadWrite,
         "randrw" => Pattern::RandRw,
         "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(format!("'{v}': trim workloads are not implemented"));
+            return Err(ValueError::Trim { text: v.into() });
         }
-        _ => {
-            return Err(format!(
-                "'{v}' is not an I/O pattern: use read, write, randread, randwrite, rw or randrw"
-            ));
-        }
+        _ => return Err(ValueError::Pattern { text: v.into() }),
     })
 }
 
-fn parse_percent(v: &str) -> Result<u32, String> {
+fn parse_percent(v: &str) -> Result<u32, ValueError> {
     v.trim()
         .parse::<u32>()
         .ok()
         .filter(|p| *p <= 100)
-        .ok_or_else(|| format!("'{v}' is not a percentage from 0 to 100"))
+        .ok_or_else(|| ValueError::Percent { text: v.into() })
 }
 
-fn parse_count(v: &str, min: u64, max: u64) -> Result<u32, String> {
+fn parse_count(v: &str, min: u64, max: u64) -> Result<u32, ValueError> {
     parse_size(v, 1024)
         .ok()
         .filter(|n| (min..=max).contains(n))
         .map(|n| n as u32)
-        .ok_or_else(|| format!("'{v}' is not a number from {min} to {max}"))
+        .ok_or_else(|| ValueError::Count {
+            text: v.into(),
+            min,
+            max,
+        })
 }
 
-fn parse_bool(v: &str) -> Result<bool, String> {
+fn parse_bool(v: &str) -> Result<bool, ValueError> {
     match v.trim() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(format!("'{v}' is not a switch value: use 1 or 0")),
+        _ => Err(ValueError::Switch { text: v.into() }),
     }
 }
 
-fn nonzero(n: u64) -> Result<usize, String> {
+fn nonzero(n: u64) -> Result<usize, ValueError> {
     if n == 0 {
-        Err("a block size of 0 does no I/O".into())
+        Err(ValueError::ZeroBlock)
     } else if n > 1 << 30 {
-        Err("block sizes above 1 GiB are not supported".into())
+        Err(ValueError::BlockTooLarge { bytes: n })
     } else {
         Ok(n as usize)
     }
@@ -619,13 +626,11 @@ fn nonzero(n: u64) -> Result<usize, String> {
 /// `a` (both), or `r,w[,t]` with an empty part keeping the read one.
 fn per_direction(
     v: &str,
-    parse: impl Fn(&str) -> Result<SizeDist, String>,
-) -> Result<[SizeDist; 2], String> {
+    parse: impl Fn(&str) -> Result<SizeDist, ValueError>,
+) -> Result<[SizeDist; 2], ValueError> {
     let parts: Vec<&str> = v.split(',').collect();
     if parts.len() > 3 {
-        return Err(format!(
-            "'{v}': give one value, or read,write[,trim] values"
-        ));
+        return Err(ValueError::Directions { text: v.into() });
     }
     let read = parse(parts[0])?;
     let write = match parts.get(1).map(|s| s.trim()) {
@@ -636,7 +641,7 @@ fn per_direction(
 }
 
 /// `4k/10:64k/50:32k/40`; a blank share splits what is left evenly.
-fn parse_bssplit(s: &str, base: u64) -> Result<SizeDist, String> {
+fn parse_bssplit(s: &str, base: u64) -> Result<SizeDist, ValueError> {
     let mut entries: Vec<(usize, Option<u32>)> = Vec::new();
     for part in s.split(':') {
         let (size, pct) = match part.split_once('/') {
@@ -647,13 +652,16 @@ fn parse_bssplit(s: &str, base: u64) -> Result<SizeDist, String> {
         entries.push((nonzero(parse_size(size, base)?)?, pct));
     }
     if entries.len() > 64 {
-        return Err("at most 64 sizes per direction".into());
+        return Err(ValueError::SplitSizes {
+            count: entries.len(),
+        });
     }
     let given: u32 = entries.iter().filter_map(|e| e.1).sum();
     if given > 100 {
-        return Err(format!(
-            "'{s}': the shares add up to {given} %, more than 100"
-        ));
+        return Err(ValueError::SharesOver {
+            text: s.into(),
+            total: given,
+        });
     }
     let blanks = entries.iter().filter(|e| e.1.is_none()).count() as u32;
     let mut left = 100 - given;
@@ -674,7 +682,10 @@ fn parse_bssplit(s: &str, base: u64) -> Result<SizeDist, String> {
     }
     let total: u32 = out.iter().map(|e| e.1).sum();
     if total != 100 {
-        return Err(format!("'{s}': the shares add up to {total} %, not 100"));
+        return Err(ValueError::SharesNot100 {
+            text: s.into(),
+            total,
+        });
     }
     Ok(SizeDist::Split(out))
 }
@@ -683,13 +694,9 @@ fn parse_bssplit(s: &str, base: u64) -> Result<SizeDist, String> {
 /// With `kb_base=1024` the short and `KB` forms are powers of 1024 and the IEC
 /// forms (`KiB`) powers of 1000 — fio's compatibility rule; `kb_base=1000` swaps
 /// them. A `0x` prefix is hexadecimal.
-pub fn parse_size(v: &str, kb_base: u64) -> Result<u64, String> {
+pub fn parse_size(v: &str, kb_base: u64) -> Result<u64, ValueError> {
     let t = v.trim();
-    let bad = || {
-        format!(
-            "'{v}' is not a size: use a number with an optional k, m, g, t or p suffix (4k, 512m, 1g)"
-        )
-    };
+    let bad = || ValueError::Size { text: v.into() };
     if t.is_empty() {
         return Err(bad());
     }
@@ -738,11 +745,11 @@ pub fn parse_size(v: &str, kb_base: u64) -> Result<u64, String> {
     }
     let n: u64 = num.parse().map_err(|_| bad())?;
     n.checked_mul(mult)
-        .ok_or_else(|| format!("'{v}' is too large"))
+        .ok_or_else(|| ValueError::SizeTooLarge { text: v.into() })
 }
 
 /// fio's times: seconds unless suffixed with d, h, m, s, ms/msec, us/usec.
-pub fn parse_time(v: &str) -> Result<Duration, String> {
+pub fn parse_time(v: &str) -> Result<Duration, ValueError> {
     let t = v.trim().to_ascii_lowercase();
     let split = t
         .find(|c: char| !c.is_ascii_digit() && c != '.')
@@ -752,9 +759,7 @@ pub fn parse_time(v: &str) -> Result<Duration, String> {
         .parse()
         .ok()
         .filter(|n: &f64| n.is_finite() && *n >= 0.0)
-        .ok_or_else(|| {
-            format!("'{v}' is not a time: use seconds, or a suffix like 500ms, 2m, 1h")
-        })?;
+        .ok_or_else(|| ValueError::Time { text: v.into() })?;
     let secs = match suffix.trim() {
         "" | "s" | "sec" => n,
         "ms" | "msec" => n / 1e3,
@@ -762,14 +767,10 @@ pub fn parse_time(v: &str) -> Result<Duration, String> {
         "m" | "min" => n * 60.0,
         "h" => n * 3600.0,
         "d" => n * 86400.0,
-        _ => {
-            return Err(format!(
-                "'{v}' is not a time: use seconds, or a suffix like 500ms, 2m, 1h"
-            ));
-        }
+        _ => return Err(ValueError::Time { text: v.into() }),
     };
     if secs > 1e9 {
-        return Err(format!("'{v}' is too long"));
+        return Err(ValueError::TimeTooLong { text: v.into() });
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -792,8 +793,18 @@ mod tests {
         assert_eq!(parse_size("0x1000", 1024), Ok(4096));
         assert_eq!(parse_size("1.5k", 1024), Ok(1536));
         for bad in ["", "k", "4q", "4kk", "-1", "99999999999999999999999"] {
-            assert!(parse_size(bad, 1024).is_err(), "{bad}");
+            assert_eq!(
+                parse_size(bad, 1024),
+                Err(ValueError::Size { text: bad.into() }),
+                "{bad}"
+            );
         }
+        assert_eq!(
+            parse_size("99999999p", 1024),
+            Err(ValueError::SizeTooLarge {
+                text: "99999999p".into()
+            })
+        );
     }
 
     #[test]
@@ -828,18 +839,59 @@ mod tests {
                 max: 16384
             }
         );
-        assert!(apply(&mut o, "bssplit", Some("4k/80:8k/40")).is_err());
-        assert!(apply(&mut o, "bsrange", Some("16k-1k")).is_err());
-        assert!(apply(&mut o, "bs", Some("0")).is_err());
+        let problem = |o: &mut JobOptions, name: &str, v: &str| match apply(o, name, Some(v)) {
+            Err(OptionError::Invalid { problem, .. }) => problem,
+            other => panic!("{name}={v}: {other:?}"),
+        };
+        assert_eq!(
+            problem(&mut o, "bssplit", "4k/80:8k/40"),
+            ValueError::SharesOver {
+                text: "4k/80:8k/40".into(),
+                total: 120
+            }
+        );
+        assert_eq!(
+            problem(&mut o, "bsrange", "16k-1k"),
+            ValueError::RangeOrder {
+                text: "16k-1k".into()
+            }
+        );
+        assert_eq!(problem(&mut o, "bs", "0"), ValueError::ZeroBlock);
     }
 
     #[test]
     fn unknown_options_are_named() {
         let mut o = JobOptions::default();
         let e = apply(&mut o, "rate_iops", Some("100")).unwrap_err();
-        assert!(e.contains("'rate_iops'"), "{e}");
+        assert_eq!(
+            e,
+            OptionError::Unknown {
+                option: "rate_iops".into()
+            }
+        );
+        assert!(
+            e.to_string()
+                .starts_with("option 'rate_iops' is not supported"),
+            "{e}"
+        );
         let e = apply(&mut o, "bs", None).unwrap_err();
-        assert!(e.contains("needs a value"), "{e}");
+        assert_eq!(e.to_string(), "option 'bs' needs a value: bs=...");
+        let e = apply(&mut o, "iodepth", Some("0")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "iodepth=0: '0' is not a number from 1 to 65536"
+        );
+        assert!(matches!(
+            e,
+            OptionError::Invalid {
+                problem: ValueError::Count {
+                    min: 1,
+                    max: 65536,
+                    ..
+                },
+                ..
+            }
+        ));
         apply(&mut o, "time_based", None).unwrap();
         assert!(o.time_based);
     }

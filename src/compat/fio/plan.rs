@@ -2,6 +2,7 @@
 //! batches, each clone's files and sizes, and the `IoPlan` the disk loop runs.
 
 use super::Invocation;
+use super::error::PlanError;
 use super::jobfile::{Entry, Section};
 use super::options::{self, JobOptions, JobSize};
 use crate::workload::disk::engine::{self, EngineKind, Op};
@@ -26,10 +27,12 @@ pub(super) fn apply_entries(
     o: &mut JobOptions,
     entries: &[Entry],
     record: &mut Vec<(String, String)>,
-) -> Result<(), String> {
+) -> Result<(), PlanError> {
     for e in entries {
-        options::apply(o, &e.key, e.value.as_deref())
-            .map_err(|msg| format!("{}: {msg}", e.origin))?;
+        options::apply(o, &e.key, e.value.as_deref()).map_err(|error| PlanError::Option {
+            origin: e.origin.clone(),
+            error,
+        })?;
         if let Some(v) = &e.value {
             record.push((e.key.clone(), v.clone()));
         }
@@ -39,7 +42,7 @@ pub(super) fn apply_entries(
 
 /// Applies [global] sections and job sections in order (a job sees the globals
 /// above it), then numbers groups and batches.
-pub(super) fn build_jobs(inv: &Invocation) -> Result<(Vec<Job>, Given), String> {
+pub(super) fn build_jobs(inv: &Invocation) -> Result<(Vec<Job>, Given), PlanError> {
     let mut base = JobOptions::default();
     let mut global_given = Vec::new();
     apply_entries(&mut base, &inv.cli_global, &mut global_given)?;
@@ -47,7 +50,7 @@ pub(super) fn build_jobs(inv: &Invocation) -> Result<(Vec<Job>, Given), String> 
     let mut add_sections = |sections: &[Section],
                             global: &mut JobOptions,
                             global_given: &mut Vec<(String, String)>|
-     -> Result<(), String> {
+     -> Result<(), PlanError> {
         for s in sections {
             if s.is_global() {
                 apply_entries(global, &s.entries, global_given)?;
@@ -74,9 +77,7 @@ pub(super) fn build_jobs(inv: &Invocation) -> Result<(Vec<Job>, Given), String> 
         all.retain(|o| inv.only_sections.contains(&o.name));
     }
     if all.is_empty() {
-        return Err(
-            "no jobs defined: give a job file, or options and --name=JOB (see --help)".into(),
-        );
+        return Err(PlanError::NoJobs);
     }
     let (mut group, mut batch) = (0, 0);
     let jobs = all
@@ -159,13 +160,11 @@ pub(super) fn resolve_engine(wanted: EngineKind, depth: usize) -> EngineKind {
     }
 }
 
-pub(super) fn prepare(job: &Job, allow_device: bool) -> Result<Prepared<'_>, String> {
+pub(super) fn prepare(job: &Job, allow_device: bool) -> Result<Prepared<'_>, PlanError> {
     let o = &job.opts;
     let name = &o.name;
     if o.time_based && o.runtime.is_none() {
-        return Err(format!(
-            "job '{name}': time_based needs a runtime (e.g. runtime=60)"
-        ));
+        return Err(PlanError::NoRuntime { job: name.clone() });
     }
     let dirs: Vec<String> = o.directory.as_deref().map(split_names).unwrap_or_default();
     let dir_for = |clone: usize| -> PathBuf {
@@ -190,16 +189,15 @@ pub(super) fn prepare(job: &Job, allow_device: bool) -> Result<Prepared<'_>, Str
     for clone in 0..clones {
         let paths = names_for(clone);
         if paths.is_empty() {
-            return Err(format!("job '{name}': filename= names no file"));
+            return Err(PlanError::NoFile { job: name.clone() });
         }
         for p in &paths {
             if is_block_device(p) && o.pattern.writes() && !allow_device {
-                return Err(format!(
-                    "job '{name}': {} is a block device and rw={} writes to it, destroying what it holds; \
-                     pass --allow-device if that is really meant",
-                    p.display(),
-                    o.rw_text
-                ));
+                return Err(PlanError::Device {
+                    job: name.clone(),
+                    path: p.clone(),
+                    rw: o.rw_text.clone(),
+                });
             }
         }
         let nfiles = paths.len() as u64;
@@ -207,10 +205,9 @@ pub(super) fn prepare(job: &Job, allow_device: bool) -> Result<Prepared<'_>, Str
         let total = match &o.size {
             Some(JobSize::Bytes(n)) => *n,
             Some(JobSize::Percent(p)) => {
-                let whole = existing.ok_or_else(|| {
-                    format!(
-                        "job '{name}': size={p}% needs existing files to take a share of; give size= in bytes"
-                    )
+                let whole = existing.ok_or_else(|| PlanError::ShareOfNothing {
+                    job: name.clone(),
+                    percent: *p,
                 })?;
                 (whole as f64 * p / 100.0) as u64
             }
@@ -218,19 +215,20 @@ pub(super) fn prepare(job: &Job, allow_device: bool) -> Result<Prepared<'_>, Str
                 (Some(fs), _) => fs * nfiles,
                 (None, Some(n)) => n,
                 (None, None) => {
-                    return Err(format!(
-                        "job '{name}': you need to specify size= ({} does not exist yet)",
-                        paths[0].display()
-                    ));
+                    return Err(PlanError::NoSize {
+                        job: name.clone(),
+                        path: paths[0].clone(),
+                    });
                 }
             },
         };
         let file_size = o.filesize.unwrap_or(total / nfiles);
         if file_size < max_bs {
-            return Err(format!(
-                "job '{name}': each file would hold {file_size} bytes, less than one {max_bs}-byte block; \
-                 raise size= or lower bs="
-            ));
+            return Err(PlanError::FileTooSmall {
+                job: name.clone(),
+                file_size,
+                block: max_bs,
+            });
         }
         // Whole blocks only, as fio rounds its file sizes.
         let file_size = file_size / min_bs * min_bs;

@@ -46,7 +46,28 @@ fn usage() -> String {
     format!("{USAGE}\n             {}\n", catalogue::known_names())
 }
 
-pub(in crate::compat) fn parse(words: &[String]) -> Result<Args, String> {
+/// A `./Run` command line that is refused (printed after `Run: `, with the usage).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgError {
+    #[error("option {flag} needs a number")]
+    NoNumber { flag: &'static str },
+    #[error("option {flag}: \"{value}\" is not a positive whole number")]
+    NotPositive { flag: &'static str, value: String },
+    #[error("option -c: {copies} copies is more than {MAX_COPIES}")]
+    TooManyCopies { copies: u64 },
+    #[error("unknown option {option}")]
+    UnknownOption { option: String },
+    #[error(
+        "unknown test \"{test}\" (hostbench knows: {})",
+        catalogue::known_names()
+    )]
+    UnknownTest { test: String },
+}
+
+/// The most copies `-c` runs at once.
+const MAX_COPIES: u64 = 4096;
+
+pub(in crate::compat) fn parse(words: &[String]) -> Result<Args, ArgError> {
     let mut args = Args {
         verbose: 1,
         iterations: None,
@@ -54,13 +75,16 @@ pub(in crate::compat) fn parse(words: &[String]) -> Result<Args, String> {
         tests: Vec::new(),
     };
     let mut words = words.iter();
-    let number = |flag: &str, value: Option<&String>| -> Result<u64, String> {
-        let value = value.ok_or_else(|| format!("option {flag} needs a number"))?;
+    let number = |flag: &'static str, value: Option<&String>| -> Result<u64, ArgError> {
+        let value = value.ok_or(ArgError::NoNumber { flag })?;
         value
             .parse::<u64>()
             .ok()
             .filter(|&n| n >= 1)
-            .ok_or_else(|| format!("option {flag}: \"{value}\" is not a positive whole number"))
+            .ok_or_else(|| ArgError::NotPositive {
+                flag,
+                value: value.clone(),
+            })
     };
     while let Some(word) = words.next() {
         match word.as_str() {
@@ -69,19 +93,17 @@ pub(in crate::compat) fn parse(words: &[String]) -> Result<Args, String> {
             "-i" => args.iterations = Some(number("-i", words.next())?.min(1000) as u32),
             "-c" => {
                 let c = number("-c", words.next())?;
-                if c > 4096 {
-                    return Err(format!("option -c: {c} copies is more than 4096"));
+                if c > MAX_COPIES {
+                    return Err(ArgError::TooManyCopies { copies: c });
                 }
                 args.copies.push(c as usize);
             }
-            w if w.starts_with('-') => return Err(format!("unknown option {w}")),
+            w if w.starts_with('-') => {
+                return Err(ArgError::UnknownOption { option: w.into() });
+            }
             w => {
-                let tests = catalogue::expand(w).ok_or_else(|| {
-                    format!(
-                        "unknown test \"{w}\" (hostbench knows: {})",
-                        catalogue::known_names()
-                    )
-                })?;
+                let tests =
+                    catalogue::expand(w).ok_or_else(|| ArgError::UnknownTest { test: w.into() })?;
                 args.tests.extend(tests.iter().map(|t| t.name));
             }
         }
@@ -222,26 +244,30 @@ mod tests {
 
     #[test]
     fn bad_input_names_the_problem() {
-        assert!(
-            parse(&words("-c"))
-                .unwrap_err()
-                .contains("-c needs a number")
+        let err = |line: &str| parse(&words(line)).unwrap_err();
+        assert_eq!(err("-c"), ArgError::NoNumber { flag: "-c" });
+        assert_eq!(err("-c").to_string(), "option -c needs a number");
+        assert_eq!(
+            err("-c 0").to_string(),
+            "option -c: \"0\" is not a positive whole number"
+        );
+        assert_eq!(
+            err("-i x"),
+            ArgError::NotPositive {
+                flag: "-i",
+                value: "x".into()
+            }
+        );
+        assert_eq!(err("-c 4097"), ArgError::TooManyCopies { copies: 4097 });
+        assert_eq!(
+            err("-c 4097").to_string(),
+            "option -c: 4097 copies is more than 4096"
         );
         assert!(
-            parse(&words("-c 0"))
-                .unwrap_err()
-                .contains("not a positive")
+            err("gears")
+                .to_string()
+                .starts_with("unknown test \"gears\" (hostbench knows: dhry2reg ")
         );
-        assert!(parse(&words("-i x")).unwrap_err().contains("\"x\""));
-        assert!(
-            parse(&words("gears"))
-                .unwrap_err()
-                .contains("unknown test \"gears\"")
-        );
-        assert!(
-            parse(&words("--fast"))
-                .unwrap_err()
-                .contains("unknown option --fast")
-        );
+        assert_eq!(err("--fast").to_string(), "unknown option --fast");
     }
 }

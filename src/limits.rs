@@ -7,7 +7,7 @@
 //! which is in the provider's own unit (MB/s or MiB/s: a 4.9 % difference that
 //! matters for a 97 % verdict).
 
-use crate::model::Outcome;
+use crate::model::{Metric, Outcome};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -401,6 +401,10 @@ pub struct Check {
     /// measured / promised, percent.
     pub percent: f64,
     pub pass: bool,
+    /// The rate before a lasting fall (`…_burst`, see workload/bursts.rs): `measured`
+    /// is then the sustained rate, and the promise is judged on that.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub burst: Option<f64>,
 }
 
 /// The tests whose figure a provider's promise is about: IOPS from the 4 KiB
@@ -412,32 +416,38 @@ const CHECKED: [(&str, &str, bool); 4] = [
     ("seqwrite", "write_bytes_per_sec", false),
 ];
 
+/// The disk metric `name` of `test`: the test is the outcome's name (older outcomes
+/// named it in the metric's variant).
+fn test_metric<'a>(outcomes: &'a [Outcome], test: &str, name: &str) -> Option<&'a Metric> {
+    outcomes
+        .iter()
+        .filter(|o| o.workload == "disk")
+        .flat_map(|o| {
+            let named = o.spec.get("name").and_then(|n| n.as_str()) == Some(test);
+            o.metrics
+                .iter()
+                .filter(move |m| named || m.variant.as_deref() == Some(test))
+        })
+        .find(|m| m.name == name)
+}
+
 /// Compares disk outcomes with the promise; `threshold` in percent.
 pub fn check(p: &Promise, outcomes: &[Outcome], threshold: f64) -> Vec<Check> {
     let mut checks = Vec::new();
     for (test, metric, is_iops) in CHECKED {
         let promised = if is_iops { p.iops } else { p.bytes_per_sec };
         let Some(promised) = promised else { continue };
-        // The test is the outcome's name (older outcomes named it in the variant).
-        let Some(m) = outcomes
-            .iter()
-            .filter(|o| o.workload == "disk")
-            .flat_map(|o| {
-                let named = o.spec.get("name").and_then(|n| n.as_str()) == Some(test);
-                o.metrics
-                    .iter()
-                    .filter(move |m| named || m.variant.as_deref() == Some(test))
-            })
-            .find(|m| m.name == metric)
-        else {
+        let Some(m) = test_metric(outcomes, test, metric) else {
             continue;
         };
+        let burst = test_metric(outcomes, test, &format!("{metric}_burst")).map(|m| m.value);
         let percent = 100.0 * m.value / promised;
         checks.push(Check {
             test: test.into(),
             metric: metric.into(),
             measured: m.value,
             promised,
+            burst,
             percent,
             pass: percent >= threshold,
         });
@@ -485,6 +495,17 @@ pub fn render(p: &Promise, checks: &[Check], threshold: f64) -> String {
                 format!("BELOW {threshold:.0} %")
             }
         );
+        if let Some(burst) = c.burst {
+            let burst = if c.metric.ends_with("iops") {
+                format!("{} IOPS", thousands(burst, 0))
+            } else {
+                format!("{:.1} MB/s", burst / 1e6)
+            };
+            out += &format!(
+                "  {:<10} judged on its sustained rate; it ran at {burst} during its burst\n",
+                ""
+            );
+        }
     }
     for c in &p.caveats {
         out += &format!("  note: {c}\n");
@@ -622,7 +643,7 @@ mod tests {
 
     #[test]
     fn checks_compare_the_right_tests() {
-        use crate::model::{Metric, Unit};
+        use crate::model::Unit;
         let p = promise("tencent:premium:100GiB").unwrap();
         let mut o = Outcome::new(
             "disk",
@@ -639,5 +660,22 @@ mod tests {
         assert!(!checks[1].pass, "80 of 115 MB/s is below 90 %");
         let text = render(&p, &checks, 90.0);
         assert!(text.contains("97 % of the promised 2,600 IOPS"), "{text}");
+    }
+
+    #[test]
+    fn a_burst_is_judged_on_its_sustained_rate_and_says_so() {
+        use crate::model::Unit;
+        let p = promise("tencent:premium:100GiB").unwrap();
+        let mut o = Outcome::new("disk", serde_json::json!({}), Default::default());
+        o.push(Metric::new("read_iops", 2522.0, Unit::OpsPerSec).variant("randread"));
+        o.push(Metric::new("read_iops_burst", 16200.0, Unit::OpsPerSec).variant("randread"));
+        let checks = check(&p, &[o], 90.0);
+        assert_eq!(checks[0].measured, 2522.0);
+        assert_eq!(checks[0].burst, Some(16200.0));
+        let text = render(&p, &checks, 90.0);
+        assert!(
+            text.contains("judged on its sustained rate; it ran at 16,200 IOPS during its burst"),
+            "{text}"
+        );
     }
 }

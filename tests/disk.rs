@@ -234,55 +234,135 @@ fn ctrl_c_during_the_warm_up_keeps_nothing() {
     );
 }
 
+/// A blkio (cgroup v1) group of the test's own, for the test directory's device, with
+/// its limits lifted and the group removed however the test ends.
+struct BlkioGroup(std::path::PathBuf, String);
+
+impl BlkioGroup {
+    /// The group and a test directory on the throttled device; None (after `missing`)
+    /// without the controller or root.
+    fn new() -> Option<(BlkioGroup, tempfile::TempDir)> {
+        let cgroups = Path::new("/sys/fs/cgroup/blkio");
+        if !cgroups.join("blkio.throttle.read_iops_device").exists() {
+            missing(
+                &format!("the cgroup-v1 blkio controller at {}", cgroups.display()),
+                "run the tests on a host whose kernel mounts it (as this project's machines do)",
+            );
+            return None;
+        }
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            missing(
+                "root",
+                "run the tests as root: a throttle is set by writing to the blkio cgroup",
+            );
+            return None;
+        }
+        let dir = tempfile::tempdir_in(
+            std::env::var("HOSTBENCH_TEST_DISK_DIR").unwrap_or_else(|_| "/var/tmp".into()),
+        )
+        .unwrap();
+        let dev = {
+            use std::os::unix::fs::MetadataExt;
+            let d = std::fs::metadata(dir.path()).unwrap().dev();
+            format!("{}:{}", libc::major(d), libc::minor(d))
+        };
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let cg = BlkioGroup(
+            cgroups.join(format!("hostbench-truth-{}-{n}", std::process::id())),
+            dev,
+        );
+        std::fs::create_dir(&cg.0).unwrap();
+        Some((cg, dir))
+    }
+
+    fn limit(&self, file: &str, value: u64) {
+        std::fs::write(self.0.join(file), format!("{} {value}", self.1)).unwrap();
+    }
+}
+
+impl Drop for BlkioGroup {
+    fn drop(&mut self) {
+        for f in [
+            "blkio.throttle.read_iops_device",
+            "blkio.throttle.read_bps_device",
+        ] {
+            let _ = std::fs::write(self.0.join(f), format!("{} 0", self.1));
+        }
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// A burst: the throttle starts at 8,000 IOPS and the test lowers it to 2,000 four
+/// seconds into a 10 s run. Both phases must read within 5 % of their limits, the
+/// switch within 1 s of when the test made it, and the headline must be the
+/// sustained 2,000.
+#[test]
+fn a_throttle_lowered_mid_run_reads_as_burst_then_sustained() {
+    let Some((cg, dir)) = BlkioGroup::new() else {
+        return;
+    };
+    const FILE: &str = "blkio.throttle.read_iops_device";
+    cg.limit(FILE, 8000);
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && exec {} disk --dir {} --size 64M --tests randread \
+         --time 10s --warmup 1s --json --no-save",
+        cg.0.display(),
+        env!("CARGO_BIN_EXE_hostbench"),
+        dir.path().display()
+    );
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The run's measured part starts after the layout and the 1 s warm-up; the end
+    // is known more surely than the start, so the switch is placed from the end.
+    std::thread::sleep(Duration::from_secs(6));
+    cg.limit(FILE, 2000);
+    let switched = std::time::Instant::now();
+    let mut stdout = Vec::new();
+    std::io::Read::read_to_end(child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    let ended = std::time::Instant::now();
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    let v: Value = serde_json::from_slice(&stdout).unwrap();
+    let o = &v["outcomes"][0];
+    let sustained = metric(o, "read_iops");
+    let burst = metric(o, "read_iops_burst");
+    let burst_s = metric(o, "burst_seconds");
+    let expected_burst_s = 10.0 - (ended - switched).as_secs_f64();
+    assert!(
+        (sustained / 2000.0 - 1.0).abs() <= 0.05,
+        "sustained {sustained:.0} IOPS, limit 2000"
+    );
+    assert!(
+        (burst / 8000.0 - 1.0).abs() <= 0.05,
+        "burst {burst:.0} IOPS, limit 8000"
+    );
+    assert!(
+        (burst_s - expected_burst_s).abs() <= 1.0,
+        "burst of {burst_s:.1} s, the switch came {expected_burst_s:.1} s into the run"
+    );
+    let notes = o["notes"].to_string();
+    assert!(
+        notes.contains("burst, then a lower sustained rate"),
+        "{notes}"
+    );
+}
+
 /// A disk of known speed: the blkio cgroup (v1) throttles this process's reads of the
 /// device under the test directory, and the measurement must land on the limit, from
 /// above as from below: a figure inflated by the way it is computed fails as a low
 /// one does.
 #[test]
 fn throttled_device_measures_its_limit() {
-    let cgroups = Path::new("/sys/fs/cgroup/blkio");
-    if !cgroups.join("blkio.throttle.read_iops_device").exists() {
-        missing(
-            &format!("the cgroup-v1 blkio controller at {}", cgroups.display()),
-            "run the tests on a host whose kernel mounts it (as this project's machines do)",
-        );
+    let Some((cg, dir)) = BlkioGroup::new() else {
         return;
-    }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        missing(
-            "root",
-            "run the tests as root: a throttle is set by writing to the blkio cgroup",
-        );
-        return;
-    }
-    let dir = tempfile::tempdir_in(
-        std::env::var("HOSTBENCH_TEST_DISK_DIR").unwrap_or_else(|_| "/var/tmp".into()),
-    )
-    .unwrap();
-    let dev = {
-        use std::os::unix::fs::MetadataExt;
-        let d = std::fs::metadata(dir.path()).unwrap().dev();
-        format!("{}:{}", libc::major(d), libc::minor(d))
     };
-    /// The test's cgroup, limits lifted and removed even when an assertion fails.
-    struct Cgroup(std::path::PathBuf, String);
-    impl Drop for Cgroup {
-        fn drop(&mut self) {
-            for f in [
-                "blkio.throttle.read_iops_device",
-                "blkio.throttle.read_bps_device",
-            ] {
-                let _ = std::fs::write(self.0.join(f), format!("{} 0", self.1));
-            }
-            let _ = std::fs::remove_dir(&self.0);
-        }
-    }
-    let cg = Cgroup(
-        cgroups.join(format!("hostbench-truth-{}", std::process::id())),
-        dev.clone(),
-    );
-    std::fs::create_dir(&cg.0).unwrap();
+    let dev = cg.1.clone();
     // Runs `args` under the limit; returns stdout as JSON.
     let under_limit = |limit_file: &str, limit: u64, args: &str| -> Value {
         std::fs::write(cg.0.join(limit_file), format!("{dev} {limit}")).unwrap();

@@ -5,6 +5,7 @@ pub mod cputime;
 pub mod fio_histogram;
 pub mod hdr;
 pub mod histogram;
+pub mod phases;
 pub mod rng;
 pub mod stats;
 

@@ -6,6 +6,7 @@
 //! result files or peers' output formats.
 
 pub mod buffer;
+pub mod bursts;
 pub mod cpu;
 pub mod disk;
 pub mod memory;

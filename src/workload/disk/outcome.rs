@@ -245,6 +245,7 @@ pub fn outcome(ran: &Ran, r: &JobResult) -> Outcome {
     }
     o.series = series(r);
     notes(&mut o, ran, r);
+    crate::workload::bursts::judge(&mut o);
     o
 }
 

@@ -14,8 +14,11 @@ use crate::workload::redis::{cluster, conn, resp};
 use std::io::Read;
 use std::path::Path;
 
+/// A target's entry: the fuzzer's bytes in, a panic the only failure.
+pub type Target = fn(&[u8]);
+
 /// Every target by its name (a `fuzz/fuzz_targets/` file and a `fuzz/corpus/` folder).
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("fio_jobfile", fio_jobfile),
     ("fio_option", fio_option),
     ("fio_argv", fio_argv),

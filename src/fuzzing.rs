@@ -29,6 +29,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("iperf3_wire", iperf3_wire),
     ("iperf3_json", iperf3_json),
     ("net_protocol", net_protocol),
+    ("report_input", report_input),
 ];
 
 /// Lines of the input, as the parsers' callers decode outside bytes (lossily).
@@ -214,5 +215,20 @@ pub fn net_protocol(data: &[u8]) {
         }
         let _ = msg.kind();
         let _ = protocol::encode(&msg);
+    }
+}
+
+/// A JSON result as `hostbench report --input FILE` reads it, then rendered in every
+/// format the way that command renders it.
+pub fn report_input(data: &[u8]) {
+    let Ok(outcomes) = crate::cli::report::parse_outcomes(&String::from_utf8_lossy(data)) else {
+        return;
+    };
+    if outcomes.is_empty() {
+        return;
+    }
+    let doc = crate::report::Document::Outcomes(crate::report::Outcomes::new(&outcomes));
+    for format in crate::report::Format::ALL {
+        let _ = crate::report::render(format, &doc);
     }
 }

@@ -131,6 +131,7 @@ mod seeds {
         out.extend(resp());
         out.extend(iperf3());
         out.extend(net_protocol());
+        out.extend(report_input());
         out
     }
 
@@ -606,6 +607,42 @@ time_based
             "net_protocol",
             "data-header",
             protocol::data_header(&token, 3).to_vec(),
+        ));
+        out
+    }
+
+    /// Outcomes as `--json` writes them (the render goldens' stored runs): the smallest
+    /// of each workload alone, and two in one document.
+    fn report_input() -> Vec<Seed> {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/render/runs.json");
+        let runs: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let mut smallest: std::collections::BTreeMap<String, String> = Default::default();
+        for o in runs["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["outcomes"].as_array().unwrap())
+        {
+            let text = o.to_string();
+            let workload = o["workload"].as_str().unwrap().to_string();
+            let entry = smallest.entry(workload).or_insert_with(|| text.clone());
+            if text.len() < entry.len() {
+                *entry = text;
+            }
+        }
+        let mut out: Vec<Seed> = smallest
+            .iter()
+            .map(|(w, text)| seed("report_input", &format!("outcome-{w}"), text.as_bytes()))
+            .collect();
+        out.push(seed(
+            "report_input",
+            "outcomes-cpu-ping",
+            format!(
+                r#"{{"outcomes":[{},{}]}}"#,
+                smallest["cpu"], smallest["ping"]
+            ),
         ));
         out
     }

@@ -6,6 +6,8 @@ pub mod cli;
 pub mod compat;
 pub mod env;
 pub mod fsutil;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod host;
 pub mod limits;
 pub mod measure;

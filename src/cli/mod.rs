@@ -14,7 +14,7 @@ mod limits;
 mod memory;
 mod net;
 mod redis;
-mod report;
+pub(crate) mod report;
 mod run;
 mod save;
 mod soak;

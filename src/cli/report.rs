@@ -57,16 +57,21 @@ pub struct ReportArgs {
 fn read_outcomes(path: &PathBuf) -> Result<Vec<Outcome>, CliError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| CliError::Usage(format!("--input {}: {e}", path.display())))?;
-    let bad = |e: serde_json::Error| {
+    parse_outcomes(&text).map_err(|e| {
         CliError::Usage(format!(
             "--input {}: not a hostbench JSON result ({e}); write one with a command's --json",
             path.display()
         ))
-    };
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(bad)?;
+    })
+}
+
+/// A hostbench JSON result as `--input` reads it: one outcome, or a document with
+/// `outcomes` (the fuzzers' `report_input` feeds it too).
+pub(crate) fn parse_outcomes(text: &str) -> Result<Vec<Outcome>, serde_json::Error> {
+    let value: serde_json::Value = serde_json::from_str(text)?;
     let mut outcomes: Vec<Outcome> = match value.get("outcomes") {
-        Some(list) => serde_json::from_value(list.clone()).map_err(bad)?,
-        None => vec![serde_json::from_value(value).map_err(bad)?],
+        Some(list) => serde_json::from_value(list.clone())?,
+        None => vec![serde_json::from_value(value)?],
     };
     // A file written before percentiles were bounded can hold a p99.9 above the max.
     outcomes.iter_mut().for_each(Outcome::bound_percentiles);

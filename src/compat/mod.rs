@@ -35,6 +35,27 @@ pub const NAMES: [&str; 9] = [
     "unixbench",
 ];
 
+/// Parses `args` as the personality `name` does before it runs anything, and drops
+/// the result: nothing runs, connects, reads or writes (a `--help` may print). The
+/// fuzzers' entry (src/fuzzing.rs); false when `name` is no personality.
+pub(crate) fn parse_only(name: &str, args: &[String]) -> bool {
+    match name {
+        "sysbench" => sysbench::parse_only(args),
+        "dd" => drop(dd::parse(args)),
+        "fio" => drop(fio::parse_jobs(args)),
+        "redis-benchmark" => drop(redis_benchmark::options::parse(args)),
+        "iperf3" => drop(iperf3::parse(args)),
+        "netperf" => drop(netperf::parse(args)),
+        // `-L NAME` looks a name up (DNS): not parsing, and not for a fuzzer to do.
+        "netserver" if args.iter().any(|a| a.starts_with('-') && a.contains('L')) => {}
+        "netserver" => drop(netserver::parse(args)),
+        "ping" => drop(ping::parse(args)),
+        "unixbench" => drop(unixbench::parse(args)),
+        _ => return false,
+    }
+    true
+}
+
 /// Runs the personality called `name` on `args`, if there is one by that name, then
 /// keeps what it measured. `command_line` is the whole line as typed (for the store).
 pub fn dispatch(name: &str, args: &[OsString], command_line: &[String]) -> Option<ExitCode> {

@@ -55,7 +55,6 @@ fn read_into(path: &Path, sections: &mut Vec<Section>, depth: usize) -> Result<(
 }
 
 /// Parses job-file text; `path` names it in errors and anchors relative includes.
-#[cfg(test)]
 pub fn parse(text: &str, path: &Path) -> Result<Vec<Section>, JobFileError> {
     let mut sections = Vec::new();
     parse_into(text, path, &mut sections, 0)?;

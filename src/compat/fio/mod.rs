@@ -14,7 +14,7 @@ mod execute;
 mod jobfile;
 mod json;
 mod normal;
-mod options;
+pub(crate) mod options;
 mod plan;
 mod stats;
 mod terse;
@@ -243,13 +243,29 @@ pub(in crate::compat) fn parse_args(args: &[String]) -> Result<Option<Invocation
 }
 
 /// The command line parsed and its jobs built (every option value parsed), for the
-/// parsers' fuzz test: nothing is opened or run.
-#[cfg(test)]
-pub(in crate::compat) fn parse_jobs(args: &[String]) -> Result<(), FioError> {
-    let Some(inv) = parse_args(args)? else {
+/// parsers' fuzz tests (src/fuzzing.rs): nothing is opened or run. Job files named on
+/// the line are dropped, not read: reading them is I/O, and their text has its own
+/// fuzzer (`parse_job_text`).
+pub(crate) fn parse_jobs(args: &[String]) -> Result<(), FioError> {
+    let Some(mut inv) = parse_args(args)? else {
         return Ok(());
     };
+    inv.job_files.clear();
     build_jobs(&inv).map(drop).map_err(FioError::from)
+}
+
+/// A job file's text parsed and its jobs built, as `parse_jobs` does for a command
+/// line; `path` names it and anchors its includes, which are read (the fuzzer keeps
+/// them to paths that do not exist).
+pub(crate) fn parse_job_text(text: &str, path: &Path) {
+    let Ok(sections) = jobfile::parse(text, path) else {
+        return;
+    };
+    let inv = Invocation {
+        cli_sections: sections,
+        ..Invocation::default()
+    };
+    let _ = build_jobs(&inv);
 }
 
 /// `Sun Nov 29 21:41:37 2026`, local time, as fio prints it (ctime(3)'s layout).

@@ -12,7 +12,7 @@ use crate::workload::disk::fileio::{
 };
 use std::process::ExitCode;
 
-fn spec(line: &CommandLine, general: &General) -> Result<FileioSpec, Fail> {
+pub(super) fn spec(line: &CommandLine, general: &General) -> Result<FileioSpec, Fail> {
     let int = |name: &str, default: i64| int_option(line, name, default);
     let bool_opt = |name: &str, default: bool| -> Result<bool, Fail> {
         match line.options.get(name) {

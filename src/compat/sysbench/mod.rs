@@ -198,6 +198,34 @@ fn run(args: &[String], record: &mut crate::compat::Record) -> Result<ExitCode, 
     Ok(code)
 }
 
+/// What `run` checks before anything runs — the general options, the test's name and
+/// its options' values (fileio's whole spec) — for the fuzzers (`compat::parse_only`).
+/// Nothing runs; only sysbench's own warnings print.
+pub(super) fn parse_only(args: &[String]) {
+    let line = CommandLine::parse(args);
+    let Ok(general) = general_options(&line) else {
+        return;
+    };
+    let test = line
+        .text("test")
+        .or(line.positionals.first().map(String::as_str));
+    let Some(defs) = test.and_then(options::test_options) else {
+        return;
+    };
+    if test == Some("fileio") {
+        let _ = fileio::spec(&line, &general);
+        return;
+    }
+    for d in defs {
+        let _ = match d.kind {
+            Kind::Int => int_option(&line, d.name, 0).is_ok(),
+            Kind::Bool => bool_option(&line, d.name).is_ok(),
+            Kind::Size => line.text(d.name).map(parse_size).is_some(),
+            Kind::Text | Kind::List | Kind::Float => true,
+        };
+    }
+}
+
 fn general_options(line: &CommandLine) -> Result<General, Fail> {
     let mut threads = int_option(line, "threads", 1)?;
     let mut time = int_option(line, "time", 10)?;

@@ -288,7 +288,7 @@ fn set_blocking(fd: RawFd) {
 }
 
 /// Bulk, simple and number payloads of a frame, in order.
-fn strings(frame: &[u8]) -> Vec<String> {
+pub(crate) fn strings(frame: &[u8]) -> Vec<String> {
     let mut out = Vec::new();
     let mut pos = 0;
     while pos < frame.len() {
